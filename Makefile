@@ -1,0 +1,35 @@
+# One command installs and tests; one installs and runs the demo.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: install test lint typecheck pytest demo bench clean
+
+$(BIN)/crcr: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	@touch $@
+
+install: $(BIN)/crcr
+
+lint: install
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: install
+	$(BIN)/mypy
+
+pytest: install
+	$(BIN)/pytest
+
+test: lint typecheck pytest
+
+demo: install
+	$(BIN)/crcr demo
+
+bench: install
+	$(BIN)/python -m bench.state_transition
+
+clean:
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -1,0 +1,5 @@
+"""Allow `python -m crcr`."""
+
+from crcr.cli import main
+
+main()

@@ -1,0 +1,78 @@
+"""The `crcr` command line: composes each component's commands."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from crcr import __version__
+from crcr.settings import Settings, SettingsError, load_settings
+
+app = typer.Typer(
+    name="crcr",
+    help="Cross-Repository CI Relay: relay upstream GitHub events to downstream CI.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def settings_or_exit(**overrides: object) -> Settings:
+    """Load settings, or print the one-line problem and exit 2."""
+    try:
+        return load_settings(**overrides)
+    except SettingsError as exc:
+        typer.echo(f"crcr: {exc}", err=True)
+        raise typer.Exit(2) from None
+
+
+@app.command()
+def version() -> None:
+    """Print the crcr version."""
+    typer.echo(__version__)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind."),
+    port: int = typer.Option(8000, help="TCP port to listen on."),
+    workers: int = typer.Option(1, min=1, help="Worker processes."),
+) -> None:
+    """Run the relay and the HUD (settings from CRCR_* variables)."""
+    import uvicorn
+
+    settings = settings_or_exit()
+    missing = settings.missing_for_serving()
+    if missing:
+        typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
+        raise typer.Exit(2)
+    uvicorn.run(
+        "crcr.app:create_app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="info",
+    )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _register_component_commands()
+    app(prog_name="crcr")
+
+
+def _register_component_commands() -> None:
+    """Attach the commands each component contributes (kept out of this module)."""
+    from crcr.hud import cli as hud_cli
+    from crcr.relay import cli as relay_cli
+    from crcr.reporter import cli as reporter_cli
+    from crcr.sandbox import cli as sandbox_cli
+
+    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli):
+        component.register(app)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

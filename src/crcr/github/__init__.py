@@ -1,0 +1,1 @@
+"""An async GitHub REST client for a GitHub App."""

@@ -1,0 +1,1 @@
+"""The HUD: results ingestion, the results store and the dashboard."""

@@ -1,0 +1,9 @@
+"""Command-line commands contributed by the hud component."""
+
+from __future__ import annotations
+
+import typer
+
+
+def register(app: typer.Typer) -> None:
+    """Add this component's commands to the CLI (none yet)."""

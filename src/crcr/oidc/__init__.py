@@ -1,0 +1,1 @@
+"""OIDC token verification for downstream callbacks."""

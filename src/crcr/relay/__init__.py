@@ -1,0 +1,1 @@
+"""The relay: webhooks in, dispatches out, callbacks verified and forwarded."""

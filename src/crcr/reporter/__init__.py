@@ -1,0 +1,1 @@
+"""The reporter: the downstream side that posts callbacks to the relay."""

@@ -1,0 +1,1 @@
+"""The sandbox: an offline stand-in for GitHub (SPEC §9)."""

@@ -1,0 +1,1 @@
+"""Shared stores: the relay's state store (Redis or SQLite)."""

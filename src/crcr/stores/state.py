@@ -1,0 +1,184 @@
+"""The state store contract: everything the relay keeps between requests.
+
+Two backends implement it (Redis for scale, SQLite embedded) and one contract test
+suite runs against both. The store is deliberately dumb: it offers atomic primitives
+(compare-and-set, sliding-window counting, leases); the decisions — which transitions
+are legal, what a duplicate is — live in the relay's pure core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+class StateStoreUnavailable(Exception):
+    """The backing server or file cannot be reached; callers fail closed (503)."""
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    """A job's lifecycle state plus the facts recorded with it (timestamps, conclusion)."""
+
+    state: str
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Transition:
+    """Outcome of a compare-and-set on a job: whether it applied, and what was there."""
+
+    applied: bool
+    previous: JobRecord | None
+
+
+@dataclass(frozen=True)
+class RateDecision:
+    """Outcome of one rate-limit hit; `retry_after` is whole seconds when refused."""
+
+    allowed: bool
+    remaining: int
+    retry_after: int = 0
+
+
+@dataclass(frozen=True)
+class LeasedItem:
+    """A queue item handed to one worker until `lease_token` expires."""
+
+    item_id: str
+    payload: Mapping[str, Any]
+    attempts: int
+    enqueued_at: float
+    lease_token: str
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """Depth and age of a retry queue, for `/metrics`."""
+
+    depth: int
+    oldest_age_seconds: float
+
+
+class StateStore(Protocol):
+    """Everything the relay keeps between requests (SPEC §4, §5, §7).
+
+    Every record has a TTL (`ttl` seconds) except retry-queue items, which stay until
+    acknowledged: a failed delivery must never expire silently.
+    """
+
+    # --- health and lifecycle -------------------------------------------------
+    async def ping(self) -> None:
+        """Raise `StateStoreUnavailable` unless the store answers."""
+
+    async def close(self) -> None:
+        """Release connections."""
+
+    # --- idempotency and dispatch records (SPEC §4) ---------------------------
+    async def claim_once(self, key: str, ttl: int) -> bool:
+        """Return True for the first caller to claim `key` within `ttl`, False after."""
+
+    async def put_dispatch(
+        self, delivery_id: str, repo: str, record: Mapping[str, Any], ttl: int
+    ) -> bool:
+        """Create the dispatch record for (delivery_id, repo); False if one exists."""
+
+    async def update_dispatch(
+        self, delivery_id: str, repo: str, changes: Mapping[str, Any], ttl: int
+    ) -> bool:
+        """Merge `changes` into an existing record; False if there is none."""
+
+    async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
+        """Return the dispatch record, or None."""
+
+    # --- job state machine (SPEC §5 step 7) -----------------------------------
+    async def transition_job(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+    ) -> Transition:
+        """Atomically set the job to `new` if its current state is in `allowed_from`.
+
+        `None` in `allowed_from` means "no record yet". `new.data` is merged over the
+        existing data. Whether it applied or not, the previous record is returned so
+        the caller can tell an exact repeat from a conflict.
+        """
+
+    async def get_job(self, job_key: str) -> JobRecord | None:
+        """Return the job's current record, or None."""
+
+    # --- rate limiting (SPEC §5 step 3) ---------------------------------------
+    async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        """Count one request in a sliding window; refused requests are not counted."""
+
+    # --- TTL caches (allowlist, JWKS, installation tokens, SHA checks) --------
+    async def cache_get(self, namespace: str, key: str) -> str | None:
+        """Return a cached value, or None when absent or expired."""
+
+    async def cache_set(self, namespace: str, key: str, value: str, ttl: float) -> None:
+        """Cache `value` for `ttl` seconds."""
+
+    async def cache_delete(self, namespace: str, key: str) -> None:
+        """Forget a cached value."""
+
+    # --- durable retry queues with leases -------------------------------------
+    async def enqueue(
+        self, queue: str, item_id: str, payload: Mapping[str, Any], delay: float = 0.0
+    ) -> bool:
+        """Add an item, ready after `delay` seconds; False if `item_id` is queued already."""
+
+    async def lease(self, queue: str, *, lease_seconds: float, limit: int = 10) -> list[LeasedItem]:
+        """Hand out up to `limit` ready items; no one else gets them until the lease ends."""
+
+    async def ack(self, queue: str, item_id: str, lease_token: str) -> bool:
+        """Remove a leased item for good; False if the lease was lost to another worker."""
+
+    async def release(
+        self,
+        queue: str,
+        item_id: str,
+        lease_token: str,
+        *,
+        delay: float,
+        payload: Mapping[str, Any] | None = None,
+    ) -> bool:
+        """Give a leased item back, ready again after `delay`, its attempts counted."""
+
+    async def queue_stats(self, queue: str) -> QueueStats:
+        """Depth (ready, delayed and leased items) and the age of the oldest item."""
+
+    # --- in-progress tracker, ordered by deadline (zombies, SPEC §7) ----------
+    async def track_deadline(self, job_key: str, deadline: float) -> None:
+        """Remember that `job_key` must finish by `deadline` (epoch seconds)."""
+
+    async def untrack_deadline(self, job_key: str) -> None:
+        """Forget the deadline of a finished job."""
+
+    async def overdue(self, now: float, limit: int = 100) -> list[str]:
+        """Job keys whose deadline is at or before `now`, earliest first."""
+
+    # --- per-(head_sha, repo) flags and job summaries (SPEC §7) ---------------
+    async def set_flag(self, name: str, head_sha: str, repo: str, ttl: int) -> None:
+        """Raise a flag such as "check runs wanted" for (head_sha, repo)."""
+
+    async def has_flag(self, name: str, head_sha: str, repo: str) -> bool:
+        """Whether the flag is raised."""
+
+    async def put_job_summary(
+        self, head_sha: str, repo: str, job_key: str, summary: Mapping[str, Any], ttl: int
+    ) -> None:
+        """Record (replace) what a job last reported, for backfilling check runs."""
+
+    async def job_summaries(self, head_sha: str, repo: str) -> dict[str, dict[str, Any]]:
+        """Every job summary for (head_sha, repo), by job key."""
+
+    # --- leader lock (one sweeper across instances) ---------------------------
+    async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:
+        """Take or renew the lock if free or already ours; True when we hold it."""
+
+    async def release_lock(self, name: str, owner: str) -> None:
+        """Give up the lock if we hold it."""

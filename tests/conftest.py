@@ -1,0 +1,49 @@
+"""Shared fixtures: real services, reached over real connections.
+
+In CI (`CI=true`) a missing service fails the test; locally it skips with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Iterator
+
+import pytest
+
+REDIS_URL = os.environ.get("CRCR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
+POSTGRES_URL = os.environ.get(
+    "CRCR_TEST_POSTGRES_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+)
+
+
+def _reachable(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require_service(name: str, host: str, port: int) -> None:
+    """Skip (locally) or fail (in CI) when a service the test needs is down."""
+    if _reachable(host, port):
+        return
+    reason = f"{name} is not reachable at {host}:{port}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI requires it)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """URL of a real Redis database reserved for tests (db 15)."""
+    require_service("Redis", "127.0.0.1", 6379)
+    yield REDIS_URL
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """SQLAlchemy URL of the real PostgreSQL test database."""
+    require_service("PostgreSQL", "127.0.0.1", 5432)
+    yield POSTGRES_URL
