@@ -1,0 +1,77 @@
+"""Dispatch records: what the relay sent to a downstream repo, written before sending.
+
+A callback is bound to its record (SPEC §5 step 6): check runs and HUD attribution use
+the head SHA, PR number and labels stored here, never the echoed body, so a downstream
+repo cannot put a check on a commit it was not dispatched for.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
+from typing import Any
+
+
+class DispatchStatus(StrEnum):
+    """Lifecycle of one (delivery, repo) dispatch."""
+
+    PENDING = "pending"
+    DISPATCHED = "DISPATCHED"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class UpstreamContext:
+    """The upstream facts a dispatch carried: what a callback is checked against."""
+
+    upstream_repo: str
+    event_type: str
+    head_sha: str
+    pr_number: int | None
+    labels: tuple[str, ...] = ()
+    action: str | None = None
+
+
+@dataclass(frozen=True)
+class DispatchRecord:
+    """One (delivery_id, repo) dispatch as kept in the state store."""
+
+    delivery_id: str
+    repo: str
+    status: DispatchStatus
+    context: UpstreamContext
+    sent_at: float
+    trimmed: bool = False
+    error: str | None = None
+
+    @property
+    def accepts_callbacks(self) -> bool:
+        """Pending counts: a fast downstream may answer before the relay marks success."""
+        return self.status in (DispatchStatus.PENDING, DispatchStatus.DISPATCHED)
+
+    def to_store(self) -> dict[str, Any]:
+        """Flatten into the JSON-able mapping the state store keeps."""
+        flat = asdict(self)
+        flat["status"] = str(self.status)
+        flat["context"]["labels"] = list(self.context.labels)
+        return flat
+
+    @classmethod
+    def from_store(cls, raw: Mapping[str, Any]) -> DispatchRecord:
+        """Rebuild from the state store's mapping."""
+        context = dict(raw["context"])
+        context["labels"] = tuple(context.get("labels") or ())
+        return cls(
+            delivery_id=raw["delivery_id"],
+            repo=raw["repo"],
+            status=DispatchStatus(raw["status"]),
+            context=UpstreamContext(**context),
+            sent_at=float(raw["sent_at"]),
+            trimmed=bool(raw.get("trimmed", False)),
+            error=raw.get("error"),
+        )
+
+    def with_status(self, status: DispatchStatus, error: str | None = None) -> DispatchRecord:
+        """A copy in another status."""
+        return replace(self, status=status, error=error)
