@@ -1,0 +1,27 @@
+"""Webhook signature check (`X-Hub-Signature-256`, HMAC-SHA256 of the raw body)."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+
+class SignatureMissing(Exception):
+    """No `X-Hub-Signature-256` header, or not of the `sha256=<hex>` form (400)."""
+
+
+class SignatureMismatch(Exception):
+    """The signature does not match the body and secret (401)."""
+
+
+def sign_body(secret: bytes, body: bytes) -> str:
+    """Return the header value GitHub sends for `body`."""
+    return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
+
+
+def verify_signature(secret: bytes, body: bytes, header: str | None) -> None:
+    """Raise unless `header` is GitHub's signature of `body`, compared in constant time."""
+    if not header or not header.startswith("sha256="):
+        raise SignatureMissing("missing X-Hub-Signature-256 header (expected sha256=<hex>)")
+    if not hmac.compare_digest(sign_body(secret, body).encode(), header.strip().encode()):
+        raise SignatureMismatch("X-Hub-Signature-256 does not match the body")
