@@ -1,0 +1,1 @@
+"""SQL behind each HUD view; `crcr.hud.queries.HudQueries` is the public entry point."""
