@@ -1,0 +1,159 @@
+"""The pure rules of callback-token verification: header, times, and who the caller is.
+
+Everything here takes values and returns values; fetching keys and checking the
+signature live in `jwks.py` and `verifier.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import jwt
+
+from crcr.settings import OidcIssuer
+
+ALLOWED_ALGORITHM = "RS256"
+MAX_LEEWAY_SECONDS = 60  # SPEC §5 step 1: exp/nbf with at most 60 s leeway
+
+
+class TokenRejected(Exception):
+    """The callback token is not acceptable; `reason` is safe to show the caller.
+
+    Reasons never contain the token or values taken from it, only what was wrong.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class KeysUnavailable(TokenRejected):
+    """The issuer's signing keys could not be fetched, so nothing could be verified."""
+
+
+@dataclass(frozen=True)
+class VerifiedIdentity:
+    """Who sent a callback, taken from a verified token, never from the body."""
+
+    repo: str
+    issuer_kind: Literal["github", "buildkite"]
+    run_id: str | None
+    claims: Mapping[str, Any] = field(repr=False)
+
+
+def bearer_token(authorization: str | None) -> str:
+    """Extract the token from an `Authorization: Bearer …` header value."""
+    if not authorization or not authorization.strip():
+        raise TokenRejected("missing Authorization header")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise TokenRejected("Authorization header is not a Bearer token")
+    return token.strip()
+
+
+def checked_key_id(token: str) -> str:
+    """Return the token's `kid` after refusing every algorithm but RS256.
+
+    The algorithm is checked before any key is looked up, so `alg: none` and
+    HS256-signed-with-the-public-key tokens never reach a verification routine.
+    """
+    try:
+        header = jwt.get_unverified_header(token)
+    except jwt.DecodeError:
+        raise TokenRejected("token is not a well-formed JWT") from None
+    alg = header.get("alg")
+    if alg != ALLOWED_ALGORITHM:
+        shown = alg if isinstance(alg, str) and alg.isalnum() and len(alg) <= 10 else "?"
+        raise TokenRejected(f"token algorithm {shown} is not allowed (RS256 only)")
+    kid = header.get("kid")
+    if not isinstance(kid, str) or not kid:
+        raise TokenRejected("token header has no key id (kid)")
+    return kid
+
+
+def unverified_issuer(token: str) -> str:
+    """Read `iss` without verifying, only to choose which trusted issuer to verify with."""
+    try:
+        claims = jwt.decode(token, options={"verify_signature": False})
+    except jwt.DecodeError:
+        raise TokenRejected("token is not a well-formed JWT") from None
+    issuer = claims.get("iss")
+    if not isinstance(issuer, str) or not issuer:
+        raise TokenRejected("token has no issuer (iss) claim")
+    return issuer
+
+
+def _number(claims: Mapping[str, Any], name: str) -> float | None:
+    value = claims.get(name)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TokenRejected(f"token {name} claim is not a number")
+    return float(value)
+
+
+def check_times(claims: Mapping[str, Any], *, now: float, leeway: float) -> None:
+    """Refuse expired, not-yet-valid and future-issued tokens, allowing `leeway` seconds."""
+    expires = _number(claims, "exp")
+    if expires is None:
+        raise TokenRejected("token lacks the required exp claim")
+    if now >= expires + leeway:
+        raise TokenRejected("token has expired (exp)")
+    not_before = _number(claims, "nbf")
+    if not_before is not None and now < not_before - leeway:
+        raise TokenRejected("token is not valid yet (nbf)")
+    issued = _number(claims, "iat")
+    if issued is not None and now < issued - leeway:
+        raise TokenRejected("token was issued in the future (iat)")
+
+
+def _text(claims: Mapping[str, Any], name: str) -> str | None:
+    value = claims.get(name)
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def buildkite_pipeline_keys(claims: Mapping[str, Any]) -> list[str]:
+    """The `repo_map` keys a Buildkite token can match, most specific first.
+
+    SPEC §2 names `<org_id>/<pipeline_id>`: the immutable UUIDs a job includes with
+    `--claim organization_id,pipeline_id`. Tokens without them still carry the
+    slugs, so `<organization_slug>/<pipeline_slug>` is accepted as a second form.
+    """
+    keys = []
+    for org_claim, pipeline_claim in (
+        ("organization_id", "pipeline_id"),
+        ("organization_slug", "pipeline_slug"),
+    ):
+        org, pipeline = _text(claims, org_claim), _text(claims, pipeline_claim)
+        if org and pipeline:
+            keys.append(f"{org}/{pipeline}")
+    return keys
+
+
+def identity_from_claims(issuer: OidcIssuer, claims: Mapping[str, Any]) -> VerifiedIdentity:
+    """Decide which repository a verified token speaks for."""
+    if issuer.kind == "github":
+        repo = _text(claims, "repository")
+        if repo is None or "/" not in repo:
+            raise TokenRejected("token lacks the repository claim")
+        return VerifiedIdentity(repo, "github", _text(claims, "run_id"), claims)
+
+    keys = buildkite_pipeline_keys(claims)
+    if not keys:
+        raise TokenRejected("token lacks the Buildkite organization and pipeline claims")
+    pipeline = next((issuer.repo_map[key] for key in keys if key in issuer.repo_map), None)
+    if pipeline is None:
+        raise TokenRejected("Buildkite pipeline is not mapped to a repository")
+    for name, expected in pipeline.required_claims.items():
+        actual = claims.get(name)
+        if actual is None or str(actual) != expected:
+            raise TokenRejected(f"token claim {name} does not meet the pipeline's requirement")
+    # Buildkite tokens name the job (`job_id`) and build number but not the build's
+    # UUID, so the run id is left to the callback body.
+    return VerifiedIdentity(pipeline.repo, "buildkite", None, claims)
