@@ -1,0 +1,27 @@
+"""Open the state store the settings name: Redis when a URL is set, else SQLite."""
+
+from __future__ import annotations
+
+from crcr.settings import Settings
+from crcr.stores.state import StateStore, StateStoreUnavailable
+
+
+async def open_state_store(settings: Settings) -> StateStore:
+    """Open the configured state store.
+
+    Redis connects lazily, so a relay can start while Redis is briefly down and report
+    it on `/readyz`; SQLite creates its data directory and schema now.
+    """
+    if settings.redis_url:
+        from crcr.stores.redis_state import RedisStateStore
+
+        return RedisStateStore.from_url(settings.redis_url)
+
+    from crcr.stores.sqlite_state import SqliteStateStore
+
+    path = settings.state_database_path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StateStoreUnavailable(f"cannot create data directory {path.parent}: {exc}") from exc
+    return await SqliteStateStore.open(path)

@@ -1,0 +1,111 @@
+"""Key naming and value encoding shared by the Redis and SQLite state stores."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.parse
+from collections.abc import Mapping
+from typing import Any
+
+DEFAULT_PREFIX = "crcr:"
+
+# Retry-queue keys must never expire while items wait in them; every write refreshes this.
+QUEUE_TTL_SECONDS = 30 * 24 * 3600
+
+_ESCAPES = str.maketrans({"%": "%25", ":": "%3A", "{": "%7B", "}": "%7D"})
+
+
+def key_part(value: str) -> str:
+    """Escape one component so that joined keys stay unambiguous.
+
+    `:` separates components and `{`/`}` delimit Redis Cluster hash tags, so a job name
+    containing them can neither collide with another key nor move a key to another slot.
+    """
+    return value.translate(_ESCAPES)
+
+
+def unescape_part(escaped: str) -> str:
+    """Undo `key_part` (every `%XX` in an escaped part is one `key_part` produced)."""
+    return urllib.parse.unquote(escaped)
+
+
+def compose(*parts: str) -> str:
+    """Join escaped components into one key: `compose("a:b", "c") == "a%3Ab:c"`."""
+    return ":".join(key_part(part) for part in parts)
+
+
+def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
+    """Convert a TTL in seconds to whole milliseconds, refusing non-positive TTLs."""
+    if not ttl > 0:
+        raise ValueError(f"{name} must be positive, got {ttl!r}")
+    return max(1, math.ceil(ttl * 1000))
+
+
+def encode(value: Any) -> str:
+    """Serialise a JSON value compactly (records and payloads are stored as JSON text)."""
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def decode(text: str) -> Any:
+    """Parse JSON text written by `encode`."""
+    return json.loads(text)
+
+
+def decode_mapping(text: str) -> dict[str, Any]:
+    """Parse JSON text that must hold an object (a record, a payload, a summary)."""
+    value = decode(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"stored value is not a JSON object: {text[:60]!r}")
+    return value
+
+
+def merged(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Shallow-merge `changes` over `base` (top-level keys replace, others stay)."""
+    return {**base, **changes}
+
+
+class RedisKeys:
+    """Where each kind of record lives in Redis.
+
+    Every key starts with the prefix and carries a hash tag (`{...}`) chosen so that the
+    keys one script touches share a Cluster slot: a queue's keys share `{q:<queue>}`.
+    """
+
+    def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
+        if "{" in prefix or "}" in prefix:
+            raise ValueError("prefix must not contain '{' or '}' (they delimit hash tags)")
+        self.prefix = prefix
+
+    def _tagged(self, *parts: str) -> str:
+        return f"{self.prefix}{{{compose(*parts)}}}"
+
+    def claim(self, key: str) -> str:
+        return self._tagged("claim", key)
+
+    def dispatch(self, delivery_id: str, repo: str) -> str:
+        return self._tagged("dispatch", delivery_id, repo)
+
+    def job(self, job_key: str) -> str:
+        return self._tagged("job", job_key)
+
+    def rate(self, key: str) -> str:
+        return self._tagged("rl", key)
+
+    def cache(self, namespace: str, key: str) -> str:
+        return self._tagged("cache", namespace, key)
+
+    def queue(self, queue: str, part: str) -> str:
+        return f"{self._tagged('q', queue)}:{part}"
+
+    def deadlines(self) -> str:
+        return self._tagged("deadlines")
+
+    def flag(self, name: str, head_sha: str, repo: str) -> str:
+        return self._tagged("flag", name, head_sha, repo)
+
+    def summaries(self, head_sha: str, repo: str) -> str:
+        return self._tagged("summaries", head_sha, repo)
+
+    def lock(self, name: str) -> str:
+        return self._tagged("lock", name)

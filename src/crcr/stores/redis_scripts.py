@@ -1,0 +1,204 @@
+"""Lua scripts that make the Redis state store's compound operations atomic.
+
+Times come from the server's `TIME` (microseconds), never from the client, so that
+instances with skewed clocks agree on windows, leases and expiries. Every script touches
+only keys that share one hash tag, so it runs unchanged on Redis Cluster. Lua numbers are
+doubles: epoch microseconds (~1.7e15) are exact below 2**53.
+"""
+
+from __future__ import annotations
+
+_NOW = """
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+"""
+
+# KEYS[1] job hash. ARGV: ttl_ms, allow_missing ('1'/'0'), n, n allowed states,
+# new state, then field/value pairs of data. Returns {applied, previous HGETALL}.
+TRANSITION_JOB = """
+local current = redis.call('HGETALL', KEYS[1])
+local state = nil
+for i = 1, #current, 2 do
+  if current[i] == 'state' then state = current[i + 1] end
+end
+local n = tonumber(ARGV[3])
+local ok = false
+if state == nil then
+  ok = ARGV[2] == '1'
+else
+  for i = 4, 3 + n do
+    if ARGV[i] == state then ok = true break end
+  end
+end
+if ok then
+  redis.call('HSET', KEYS[1], 'state', ARGV[4 + n], unpack(ARGV, 5 + n))
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return {ok and 1 or 0, current}
+"""
+
+# KEYS[1] record hash. ARGV: ttl_ms, then field/value pairs (at least one).
+CREATE_RECORD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS[1] record hash. ARGV: ttl_ms, then field/value pairs (possibly none).
+UPDATE_RECORD = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if #ARGV > 1 then redis.call('HSET', KEYS[1], unpack(ARGV, 2)) end
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1
+"""
+
+# KEYS[1] sorted set of hit times. ARGV: limit, window_us, unique member.
+# Returns {allowed, remaining, retry_after_seconds}; a refused hit is not recorded.
+HIT_RATE_LIMIT = (
+    _NOW
+    + """
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
+local count = redis.call('ZCARD', KEYS[1])
+if count < limit then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], math.ceil(window / 1000))
+  return {1, limit - count - 1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
+local wait = tonumber(oldest[2]) + window - now
+return {0, 0, math.max(1, math.ceil(wait / 1000000))}
+"""
+)
+
+# Queue keys, in this order for every queue script: 1 items (hash id -> payload JSON),
+# 2 attempts (hash id -> count), 3 leases (hash id -> token), 4 ready (zset id -> µs when
+# it may next be leased: ready time or lease expiry), 5 enqueued (zset id -> µs enqueued).
+_REFRESH_QUEUE = """
+for i = 1, 5 do redis.call('PEXPIRE', KEYS[i], queue_ttl) end
+"""
+
+# ARGV: item_id, payload, delay_us, queue_ttl_ms.
+ENQUEUE = (
+    _NOW
+    + """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
+local queue_ttl = ARGV[4]
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('HSET', KEYS[2], ARGV[1], 0)
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[1])
+redis.call('ZADD', KEYS[5], now, ARGV[1])
+"""
+    + _REFRESH_QUEUE
+    + "return 1"
+)
+
+# ARGV: lease_us, queue_ttl_ms, then one fresh token per item that may be handed out.
+# Returns a list of {id, payload, attempts, enqueued_us, token}.
+LEASE = (
+    _NOW
+    + """
+local queue_ttl = ARGV[2]
+local ids = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', now, 'LIMIT', 0, #ARGV - 2)
+local leased = {}
+for i, id in ipairs(ids) do
+  local token = ARGV[2 + i]
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[1]), id)
+  redis.call('HSET', KEYS[3], id, token)
+  leased[i] = {id, redis.call('HGET', KEYS[1], id), redis.call('HGET', KEYS[2], id),
+               redis.call('ZSCORE', KEYS[5], id), token}
+end
+if #ids > 0 then
+"""
+    + _REFRESH_QUEUE
+    + """
+end
+return leased
+"""
+)
+
+# ARGV: item_id, lease_token.
+ACK = """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+for i = 1, 3 do redis.call('HDEL', KEYS[i], ARGV[1]) end
+redis.call('ZREM', KEYS[4], ARGV[1])
+redis.call('ZREM', KEYS[5], ARGV[1])
+return 1
+"""
+
+# ARGV: item_id, lease_token, delay_us, queue_ttl_ms, replace_payload ('1'/'0'), payload.
+RELEASE = (
+    """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+local queue_ttl = ARGV[4]
+"""
+    + _NOW
+    + """
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HINCRBY', KEYS[2], ARGV[1], 1)
+if ARGV[5] == '1' then redis.call('HSET', KEYS[1], ARGV[1], ARGV[6]) end
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[1])
+"""
+    + _REFRESH_QUEUE
+    + "return 1"
+)
+
+# KEYS: items, enqueued. Returns {depth, oldest enqueued µs or nil, now µs}.
+QUEUE_STATS = (
+    _NOW
+    + """
+local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+return {redis.call('HLEN', KEYS[1]), oldest[2] or false, string.format('%d', now)}
+"""
+)
+
+# KEYS[1] hash job_key -> "<expires µs> <summary JSON>". ARGV: job_key, JSON, ttl_us.
+# Each entry expires on its own; the hash lives as long as its longest-lived entry.
+PUT_SUMMARY = (
+    _NOW
+    + """
+local ttl = tonumber(ARGV[3])
+redis.call('HSET', KEYS[1], ARGV[1], string.format('%d', now + ttl) .. ' ' .. ARGV[2])
+local want = math.ceil(ttl / 1000)
+if redis.call('PTTL', KEYS[1]) < want then redis.call('PEXPIRE', KEYS[1], want) end
+return 1
+"""
+)
+
+# KEYS[1] summaries hash. Returns live field/JSON pairs and drops expired entries.
+LIVE_SUMMARIES = (
+    _NOW
+    + """
+local entries = redis.call('HGETALL', KEYS[1])
+local live = {}
+for i = 1, #entries, 2 do
+  local value = entries[i + 1]
+  local space = string.find(value, ' ', 1, true)
+  if tonumber(string.sub(value, 1, space - 1)) > now then
+    live[#live + 1] = entries[i]
+    live[#live + 1] = string.sub(value, space + 1)
+  else
+    redis.call('HDEL', KEYS[1], entries[i])
+  end
+end
+return live
+"""
+)
+
+# KEYS[1] lock. ARGV: owner, ttl_ms. Take if free (or expired), renew if ours.
+ACQUIRE_LOCK = """
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
+return 0
+"""
+
+# KEYS[1] lock. ARGV: owner.
+RELEASE_LOCK = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
+"""

@@ -1,0 +1,310 @@
+"""The Redis state store: shared by every relay instance, atomic through Lua scripts."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import redis.asyncio as redis
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
+from redis.commands.core import AsyncScript
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+from crcr.stores import redis_scripts as lua
+from crcr.stores.keys import (
+    DEFAULT_PREFIX,
+    QUEUE_TTL_SECONDS,
+    RedisKeys,
+    decode,
+    decode_mapping,
+    encode,
+    ttl_milliseconds,
+)
+from crcr.stores.state import (
+    JobRecord,
+    LeasedItem,
+    QueueStats,
+    RateDecision,
+    StateStoreUnavailable,
+    Transition,
+)
+
+# Records are hashes of JSON values so that a merge is an HSET of the changed fields,
+# with no JSON handling in Lua (cjson rounds numbers to 14 digits).
+_DATA = "d:"
+_EXISTS = "~"
+_QUEUE_TTL_MS = QUEUE_TTL_SECONDS * 1000
+_QUEUE_PARTS = ("items", "attempts", "leases", "ready", "enqueued")
+# redis-py types replies as `bytes | str`; the client decodes responses, so they are str
+# (hence the few `type: ignore[assignment]` below).
+
+
+def _microseconds(seconds: float) -> int:
+    return max(0, round(seconds * 1_000_000))
+
+
+def _data_fields(data: Mapping[str, Any]) -> list[str]:
+    fields: list[str] = []
+    for name, value in data.items():
+        fields += [_DATA + name, encode(value)]
+    return fields
+
+
+def _data_of(fields: Mapping[str, str]) -> dict[str, Any]:
+    return {k.removeprefix(_DATA): decode(v) for k, v in fields.items() if k.startswith(_DATA)}
+
+
+def _as_dict(flat: Sequence[str]) -> dict[str, str]:
+    return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+class RedisStateStore:
+    """`StateStore` on one Redis (or Cluster-compatible) database.
+
+    `prefix` namespaces every key, so tests and several deployments can share a
+    database without touching each other's keys.
+    """
+
+    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+        self._client = client
+        self._keys = RedisKeys(prefix)
+        self._scripts: dict[str, AsyncScript] = {}
+
+    @classmethod
+    def from_url(
+        cls, url: str, *, prefix: str = DEFAULT_PREFIX, timeout: float = 5.0
+    ) -> RedisStateStore:
+        """Build a store on a connection pool; nothing connects until the first call."""
+        client = redis.from_url(
+            url,
+            decode_responses=True,
+            socket_timeout=timeout,
+            socket_connect_timeout=timeout,
+            # Ride out a blip, but fail closed within a second when Redis is gone.
+            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+        )
+        return cls(client, prefix=prefix)
+
+    @contextmanager
+    def _unavailable_on_error(self) -> Iterator[None]:
+        try:
+            yield
+        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
+            raise StateStoreUnavailable(f"Redis is unavailable: {exc}") from exc
+
+    async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        registered = self._scripts.get(script)
+        if registered is None:
+            registered = self._scripts[script] = self._client.register_script(script)
+        with self._unavailable_on_error():
+            return await registered(keys=list(keys), args=list(args))
+
+    # --- health and lifecycle -------------------------------------------------
+    async def ping(self) -> None:
+        with self._unavailable_on_error():
+            await self._client.ping()
+
+    async def close(self) -> None:
+        await self._client.aclose()
+
+    # --- idempotency and dispatch records -------------------------------------
+    async def claim_once(self, key: str, ttl: int) -> bool:
+        with self._unavailable_on_error():
+            claimed = await self._client.set(
+                self._keys.claim(key), "1", nx=True, px=ttl_milliseconds(ttl)
+            )
+        return bool(claimed)
+
+    async def put_dispatch(
+        self, delivery_id: str, repo: str, record: Mapping[str, Any], ttl: int
+    ) -> bool:
+        args: list[str | int] = [ttl_milliseconds(ttl), _EXISTS, "1", *_data_fields(record)]
+        created = await self._run(lua.CREATE_RECORD, [self._keys.dispatch(delivery_id, repo)], args)
+        return bool(created)
+
+    async def update_dispatch(
+        self, delivery_id: str, repo: str, changes: Mapping[str, Any], ttl: int
+    ) -> bool:
+        args: list[str | int] = [ttl_milliseconds(ttl), *_data_fields(changes)]
+        updated = await self._run(lua.UPDATE_RECORD, [self._keys.dispatch(delivery_id, repo)], args)
+        return bool(updated)
+
+    async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
+        with self._unavailable_on_error():
+            fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]
+                self._keys.dispatch(delivery_id, repo)
+            )
+        return _data_of(fields) if fields else None
+
+    # --- job state machine ----------------------------------------------------
+    async def transition_job(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+    ) -> Transition:
+        states = [state for state in allowed_from if state is not None]
+        args: list[str | int] = [
+            ttl_milliseconds(ttl),
+            "1" if None in allowed_from else "0",
+            len(states),
+            *states,
+            new.state,
+            *_data_fields(new.data),
+        ]
+        applied, previous = await self._run(lua.TRANSITION_JOB, [self._keys.job(job_key)], args)
+        return Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
+
+    async def get_job(self, job_key: str) -> JobRecord | None:
+        with self._unavailable_on_error():
+            fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]
+                self._keys.job(job_key)
+            )
+        return _job_record(fields)
+
+    # --- rate limiting --------------------------------------------------------
+    async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        if limit < 1:
+            raise ValueError(f"limit must be at least 1, got {limit}")
+        window = max(1, _microseconds(window_seconds))
+        args: list[str | int] = [limit, window, uuid.uuid4().hex]
+        allowed, remaining, retry_after = await self._run(
+            lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args
+        )
+        return RateDecision(bool(allowed), int(remaining), int(retry_after))
+
+    # --- TTL caches -----------------------------------------------------------
+    async def cache_get(self, namespace: str, key: str) -> str | None:
+        with self._unavailable_on_error():
+            value: str | None = await self._client.get(  # type: ignore[assignment]
+                self._keys.cache(namespace, key)
+            )
+        return value
+
+    async def cache_set(self, namespace: str, key: str, value: str, ttl: float) -> None:
+        with self._unavailable_on_error():
+            await self._client.set(
+                self._keys.cache(namespace, key), value, px=ttl_milliseconds(ttl)
+            )
+
+    async def cache_delete(self, namespace: str, key: str) -> None:
+        with self._unavailable_on_error():
+            await self._client.delete(self._keys.cache(namespace, key))
+
+    # --- durable retry queues with leases -------------------------------------
+    def _queue_keys(self, queue: str) -> list[str]:
+        return [self._keys.queue(queue, part) for part in _QUEUE_PARTS]
+
+    async def enqueue(
+        self, queue: str, item_id: str, payload: Mapping[str, Any], delay: float = 0.0
+    ) -> bool:
+        args: list[str | int] = [item_id, encode(payload), _microseconds(delay), _QUEUE_TTL_MS]
+        return bool(await self._run(lua.ENQUEUE, self._queue_keys(queue), args))
+
+    async def lease(self, queue: str, *, lease_seconds: float, limit: int = 10) -> list[LeasedItem]:
+        if limit < 1:
+            return []
+        tokens = [uuid.uuid4().hex for _ in range(limit)]
+        args: list[str | int] = [_microseconds(lease_seconds), _QUEUE_TTL_MS, *tokens]
+        rows = await self._run(lua.LEASE, self._queue_keys(queue), args)
+        return [
+            LeasedItem(
+                item_id=item_id,
+                payload=decode_mapping(payload),
+                attempts=int(attempts),
+                enqueued_at=int(enqueued_us) / 1_000_000,
+                lease_token=token,
+            )
+            for item_id, payload, attempts, enqueued_us, token in rows
+        ]
+
+    async def ack(self, queue: str, item_id: str, lease_token: str) -> bool:
+        return bool(await self._run(lua.ACK, self._queue_keys(queue), [item_id, lease_token]))
+
+    async def release(
+        self,
+        queue: str,
+        item_id: str,
+        lease_token: str,
+        *,
+        delay: float,
+        payload: Mapping[str, Any] | None = None,
+    ) -> bool:
+        replace = ["1", encode(payload)] if payload is not None else ["0", ""]
+        args: list[str | int] = [
+            item_id,
+            lease_token,
+            _microseconds(delay),
+            _QUEUE_TTL_MS,
+            *replace,
+        ]
+        return bool(await self._run(lua.RELEASE, self._queue_keys(queue), args))
+
+    async def queue_stats(self, queue: str) -> QueueStats:
+        keys = [self._keys.queue(queue, "items"), self._keys.queue(queue, "enqueued")]
+        depth, oldest_us, now_us = await self._run(lua.QUEUE_STATS, keys, [])
+        if oldest_us is None:
+            return QueueStats(depth=int(depth), oldest_age_seconds=0.0)
+        age = max(0.0, (int(now_us) - int(oldest_us)) / 1_000_000)
+        return QueueStats(depth=int(depth), oldest_age_seconds=age)
+
+    # --- in-progress tracker --------------------------------------------------
+    async def track_deadline(self, job_key: str, deadline: float) -> None:
+        key = self._keys.deadlines()
+        with self._unavailable_on_error():
+            async with self._client.pipeline(transaction=True) as pipe:
+                pipe.zadd(key, {job_key: deadline})
+                pipe.pexpire(key, _QUEUE_TTL_MS)
+                await pipe.execute()
+
+    async def untrack_deadline(self, job_key: str) -> None:
+        with self._unavailable_on_error():
+            await self._client.zrem(self._keys.deadlines(), job_key)
+
+    async def overdue(self, now: float, limit: int = 100) -> list[str]:
+        with self._unavailable_on_error():
+            due: list[str] = await self._client.zrangebyscore(  # type: ignore[assignment]
+                self._keys.deadlines(), "-inf", now, start=0, num=limit
+            )
+        return due
+
+    # --- flags and job summaries ----------------------------------------------
+    async def set_flag(self, name: str, head_sha: str, repo: str, ttl: int) -> None:
+        with self._unavailable_on_error():
+            await self._client.set(
+                self._keys.flag(name, head_sha, repo), "1", px=ttl_milliseconds(ttl)
+            )
+
+    async def has_flag(self, name: str, head_sha: str, repo: str) -> bool:
+        with self._unavailable_on_error():
+            return bool(await self._client.exists(self._keys.flag(name, head_sha, repo)))
+
+    async def put_job_summary(
+        self, head_sha: str, repo: str, job_key: str, summary: Mapping[str, Any], ttl: int
+    ) -> None:
+        ttl_us = ttl_milliseconds(ttl) * 1000
+        args: list[str | int] = [job_key, encode(summary), ttl_us]
+        await self._run(lua.PUT_SUMMARY, [self._keys.summaries(head_sha, repo)], args)
+
+    async def job_summaries(self, head_sha: str, repo: str) -> dict[str, dict[str, Any]]:
+        live = await self._run(lua.LIVE_SUMMARIES, [self._keys.summaries(head_sha, repo)], [])
+        return {job_key: decode_mapping(text) for job_key, text in _as_dict(live).items()}
+
+    # --- leader lock ----------------------------------------------------------
+    async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:
+        args: list[str | int] = [owner, ttl_milliseconds(ttl)]
+        return bool(await self._run(lua.ACQUIRE_LOCK, [self._keys.lock(name)], args))
+
+    async def release_lock(self, name: str, owner: str) -> None:
+        await self._run(lua.RELEASE_LOCK, [self._keys.lock(name)], [owner])
+
+
+def _job_record(fields: Mapping[str, str]) -> JobRecord | None:
+    state = fields.get("state")
+    return None if state is None else JobRecord(state=state, data=_data_of(fields))
