@@ -1,9 +1,109 @@
-"""Command-line commands contributed by the reporter component."""
+"""`crcr report`: the downstream CI's way to tell the relay how a job is going (SPEC §8).
+
+Exit codes: 0 delivered (or dry run), 1 the relay refused it or it could not be
+delivered, 2 the command was used wrongly (a bad option or missing CI variable).
+"""
 
 from __future__ import annotations
 
+import asyncio
+import json
+import os
+from datetime import UTC, datetime
+
+import httpx
 import typer
+
+from crcr.reporter.body import ReportError
+from crcr.reporter.post import CallbackRefused, CallbackUndelivered, PostOutcome
+from crcr.reporter.report import (
+    PreparedReport,
+    ReportInputs,
+    check_callback_url,
+    deliver_report,
+    prepare_report,
+)
+from crcr.reporter.token import DEFAULT_AUDIENCE, TokenError
+
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"crcr report: {message}", err=True)
+    return typer.Exit(code)
+
+
+async def _send(
+    report: PreparedReport, env: dict[str, str], callback_url: str, audience: str, seconds: float
+) -> PostOutcome:
+    async with httpx.AsyncClient(timeout=httpx.Timeout(seconds)) as client:
+        return await deliver_report(
+            report, env, callback_url=callback_url, audience=audience, client=client
+        )
+
+
+def report(
+    status: str = typer.Option(..., help="in_progress or completed."),
+    conclusion: str = typer.Option(
+        "", help="With completed: success, failure, cancelled, timed_out, skipped, …"
+    ),
+    test_results: str = typer.Option(
+        "", "--test-results", help='Counts as JSON: {"passed": 42, "failed": 0, "skipped": 3}.'
+    ),
+    artifact_url: str = typer.Option("", help="Where the job's logs and reports live."),
+    job_name: str = typer.Option(
+        "", help="Job name for the check run (default GITHUB_JOB / BUILDKITE_LABEL)."
+    ),
+    check_run_id: str = typer.Option(
+        "", envvar="CRCR_CHECK_RUN_ID", help="The job's check run id (GitHub: job.check_run_id)."
+    ),
+    callback_url: str = typer.Option(
+        "", envvar="CRCR_CALLBACK_URL", help="The relay's callback URL (…/github/callback)."
+    ),
+    event_type: str = typer.Option("", help="nightly or periodic, for a self-report."),
+    delivery_id: str = typer.Option("", help="The tested upstream commit SHA, for a self-report."),
+    upstream_repo: str = typer.Option(
+        "pytorch/pytorch", help="The upstream repository a self-report tested."
+    ),
+    payload_file: str = typer.Option(
+        "", help="The dispatch client_payload as a JSON file (else CRCR_DISPATCH_PAYLOAD)."
+    ),
+    audience: str = typer.Option(DEFAULT_AUDIENCE, help="Audience of the OIDC token."),
+    provider: str = typer.Option("auto", help="auto, github or buildkite."),
+    timeout: float = typer.Option(10.0, min=1.0, help="Seconds per HTTP request."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the body; mint and send nothing."),
+) -> None:
+    """Report this CI job's status to the relay."""
+    env = dict(os.environ)
+    inputs = ReportInputs(
+        status=status,
+        conclusion=conclusion,
+        test_results=test_results,
+        artifact_url=artifact_url,
+        job_name=job_name,
+        check_run_id=check_run_id,
+        event_type=event_type,
+        delivery_id=delivery_id,
+        payload_file=payload_file,
+        upstream_repo=upstream_repo,
+        provider=provider,
+    )
+    try:
+        prepared = prepare_report(inputs, env, now=datetime.now(UTC))
+        url = "" if dry_run else check_callback_url(callback_url)
+    except ReportError as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
+    if dry_run:
+        typer.echo(json.dumps(prepared.body, indent=2))
+        return
+    try:
+        outcome = asyncio.run(_send(prepared, env, url, audience, timeout))
+    except (TokenError, CallbackRefused, CallbackUndelivered) as exc:
+        raise _fail(str(exc), EXIT_FAILED) from None
+    typer.echo(outcome.describe())
 
 
 def register(app: typer.Typer) -> None:
-    """Add this component's commands to the CLI (none yet)."""
+    """Add `crcr report` to the CLI."""
+    app.command(name="report")(report)

@@ -1,0 +1,147 @@
+"""Mint the OIDC token that proves to the relay which repository is calling (SPEC §8).
+
+The token is a bearer credential: it is returned to the caller and never printed,
+logged or put in an exception message. Errors describe the failure without it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from collections.abc import Mapping
+from urllib.parse import quote, urlsplit
+
+import httpx
+
+from crcr.reporter.ci_env import Provider
+from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
+
+DEFAULT_AUDIENCE = "pytorch-cross-repo-ci-relay"
+# The reference's Buildkite wrapper asks for 5 minutes: ample for one callback.
+BUILDKITE_TOKEN_LIFETIME = 300
+
+
+class TokenError(Exception):
+    """No token could be minted; the message says why and never contains a secret."""
+
+
+def github_token_url(request_url: str, audience: str) -> str:
+    """Add the audience to `ACTIONS_ID_TOKEN_REQUEST_URL`.
+
+    The runner's URL already carries a query string (`?api-version=…`), so the
+    audience is appended with `&`, as GitHub's own toolkit does.
+    """
+    separator = "&" if "?" in request_url else "?"
+    return f"{request_url}{separator}audience={quote(audience, safe='')}"
+
+
+def _looks_like_token(value: str) -> bool:
+    return bool(value) and value.count(".") == 2 and not any(c.isspace() for c in value)
+
+
+async def mint_github_token(
+    env: Mapping[str, str],
+    audience: str,
+    *,
+    client: httpx.AsyncClient,
+    policy: RetryPolicy | None = None,
+    sleep: Sleep = real_sleep,
+) -> str:
+    """Ask the Actions runtime for an ID token with our audience.
+
+    The runtime only hands out these variables to jobs with `id-token: write`, so
+    their absence is reported as that missing permission.
+    """
+    policy = policy or RetryPolicy()
+    request_url = env.get("ACTIONS_ID_TOKEN_REQUEST_URL", "").strip()
+    request_token = env.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "").strip()
+    if not request_url or not request_token:
+        raise TokenError(
+            "ACTIONS_ID_TOKEN_REQUEST_URL/ACTIONS_ID_TOKEN_REQUEST_TOKEN are not set: "
+            "the job needs `permissions: id-token: write`"
+        )
+    url = github_token_url(request_url, audience)
+    host = urlsplit(request_url).netloc or "the Actions token service"
+    headers = {"Authorization": f"Bearer {request_token}", "Accept": "application/json"}
+    problem = "no attempt made"
+    for attempt in range(1, policy.attempts + 1):
+        try:
+            response = await client.get(url, headers=headers)
+        except httpx.TransportError as exc:
+            problem = f"{type(exc).__name__} talking to {host}"
+        else:
+            if response.status_code == 200:
+                try:
+                    value = response.json().get("value")
+                except (ValueError, AttributeError):
+                    value = None
+                if isinstance(value, str) and _looks_like_token(value):
+                    return value
+                raise TokenError(f"{host} answered 200 without a token in 'value'")
+            problem = f"{host} answered HTTP {response.status_code}"
+            if response.status_code < 500 and response.status_code != 429:
+                raise TokenError(f"cannot mint the OIDC token: {problem}")
+        if attempt < policy.attempts:
+            await sleep(policy.delay(attempt))
+    raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
+
+
+async def mint_buildkite_token(
+    env: Mapping[str, str],
+    audience: str,
+    *,
+    policy: RetryPolicy | None = None,
+    sleep: Sleep = real_sleep,
+) -> str:
+    """Ask the Buildkite agent for a job OIDC token (`buildkite-agent oidc request-token`).
+
+    The agent authenticates with the job's own variables, so it runs with `env`.
+    """
+    policy = policy or RetryPolicy()
+    agent = shutil.which("buildkite-agent", path=env.get("PATH"))
+    if agent is None:
+        raise TokenError("buildkite-agent is not on PATH")
+    command = [
+        agent,
+        "oidc",
+        "request-token",
+        "--audience",
+        audience,
+        "--lifetime",
+        str(BUILDKITE_TOKEN_LIFETIME),
+    ]
+    problem = "no attempt made"
+    for attempt in range(1, policy.attempts + 1):
+        process = await asyncio.create_subprocess_exec(
+            *command,
+            env=dict(env),
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+        stdout, stderr = await process.communicate()
+        token = stdout.decode("utf-8", "replace").strip()
+        if process.returncode == 0 and _looks_like_token(token):
+            return token
+        # stderr is the agent's complaint; stdout may hold a token, so it stays unprinted.
+        lines = stderr.decode("utf-8", "replace").strip().splitlines()
+        reason = lines[-1] if lines else "no token on stdout"
+        problem = f"buildkite-agent exited {process.returncode}: {reason}"
+        if attempt < policy.attempts:
+            await sleep(policy.delay(attempt))
+    raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
+
+
+async def mint_token(
+    provider: Provider,
+    env: Mapping[str, str],
+    audience: str,
+    *,
+    client: httpx.AsyncClient,
+    policy: RetryPolicy | None = None,
+    sleep: Sleep = real_sleep,
+) -> str:
+    """Mint a token for `audience` from whichever CI system runs this job."""
+    if provider is Provider.GITHUB:
+        return await mint_github_token(env, audience, client=client, policy=policy, sleep=sleep)
+    return await mint_buildkite_token(env, audience, policy=policy, sleep=sleep)
