@@ -1,0 +1,125 @@
+"""The sandbox GitHub's records: repositories, installations, tokens, runs, dispatches."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+DOCS_URL = "https://docs.github.com/rest"
+ACTIVE_RUN_STATUSES = frozenset({"queued", "in_progress", "waiting", "requested", "pending"})
+
+
+class ApiError(Exception):
+    """A GitHub-shaped error answer: status, message and optional headers."""
+
+    def __init__(self, status: int, message: str, headers: dict[str, str] | None = None) -> None:
+        super().__init__(f"{status} {message}")
+        self.status = status
+        self.message = message
+        self.headers = headers or {}
+
+    def body(self) -> dict[str, Any]:
+        """The JSON body GitHub sends with an error."""
+        return {"message": self.message, "documentation_url": DOCS_URL, "status": str(self.status)}
+
+
+def iso(timestamp: float) -> str:
+    """Format epoch seconds the way GitHub does: `2024-05-01T12:00:00Z`."""
+    return datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def git_blob_sha(content: bytes) -> str:
+    """The object id git gives a file's content (what the contents API calls `sha`)."""
+    return hashlib.sha1(b"blob %d\0" % len(content) + content, usedforsecurity=False).hexdigest()
+
+
+@dataclass
+class Installation:
+    """The App installed on an account, covering some of its repositories."""
+
+    id: int
+    account: str
+    repos: set[str] = field(default_factory=set)
+
+    def covers(self, repo: str) -> bool:
+        """Whether a token of this installation may act on `repo`."""
+        return repo.lower() in self.repos
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    """An installation access token the sandbox handed out."""
+
+    installation_id: int
+    expires_at: float
+
+
+@dataclass
+class WorkflowRun:
+    """An Actions run whose status decides whether a re-run is refused."""
+
+    id: int
+    status: str = "completed"
+    conclusion: str | None = "failure"
+    run_attempt: int = 1
+
+
+@dataclass(frozen=True)
+class Dispatch:
+    """A `repository_dispatch` the sandbox accepted."""
+
+    repo: str
+    event_type: str
+    client_payload: dict[str, Any]
+    timestamp: float
+
+
+@dataclass(frozen=True)
+class Rerun:
+    """A re-run request the sandbox accepted (`rerun` or `rerun-failed-jobs`)."""
+
+    repo: str
+    run_id: int
+    kind: str
+    timestamp: float
+
+
+@dataclass
+class Repo:
+    """A repository and everything the relay can read or write in it."""
+
+    id: int
+    full_name: str
+    default_branch: str = "main"
+    private: bool = False
+    files: dict[tuple[str, str], bytes] = field(default_factory=dict)
+    commits: dict[str, dict[str, Any]] = field(default_factory=dict)
+    check_suites: dict[str, int] = field(default_factory=dict)
+    check_runs: list[dict[str, Any]] = field(default_factory=list)
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+
+    @property
+    def owner(self) -> str:
+        """The account that owns the repository."""
+        return self.full_name.split("/", 1)[0]
+
+    def as_json(self, api_base: str) -> dict[str, Any]:
+        """The subset of GitHub's repository object that clients read."""
+        owner, name = self.full_name.split("/", 1)
+        return {
+            "id": self.id,
+            "node_id": f"R_{self.id}",
+            "name": name,
+            "full_name": self.full_name,
+            "private": self.private,
+            "owner": {"login": owner, "type": "Organization"},
+            "html_url": f"https://github.com/{self.full_name}",
+            "url": f"{api_base}/repos/{self.full_name}",
+            "default_branch": self.default_branch,
+            "visibility": "private" if self.private else "public",
+            "archived": False,
+            "disabled": False,
+        }

@@ -1,0 +1,111 @@
+"""ASGI middleware that logs every sandbox GitHub call and applies injected faults."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from crcr.sandbox.call_log import CallRecord
+from crcr.sandbox.github_state import SandboxGitHub
+
+REPO_IN_PATH = re.compile(r"^/repos/([^/]+)/([^/]+)")
+
+
+def _api_path(scope: Scope) -> str:
+    """The path below the API root, e.g. `/repos/o/r` when served under `/api/v3`."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return path or "/"
+
+
+def _parse_json(body: bytes) -> Any:
+    if not body:
+        return None
+    try:
+        return json.loads(body)
+    except ValueError:
+        return None
+
+
+class TrafficMiddleware:
+    """Record each call in the call log and shape it by the fault plan."""
+
+    def __init__(self, app: ASGIApp, github: SandboxGitHub) -> None:
+        self.app = app
+        self.github = github
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        api_path = _api_path(scope)
+        full_path: str = scope["path"]
+        scope = {
+            **scope,
+            "crcr.api_path": api_path,
+            "crcr.api_prefix": full_path[: len(full_path) - len(api_path)],
+        }
+        body = await _read_body(receive)
+        method: str = scope["method"]
+        match = REPO_IN_PATH.match(api_path)
+        repo = f"{match.group(1)}/{match.group(2)}" if match else None
+        decision = self.github.faults.decide(method, api_path, repo)
+        status: int | None = None
+
+        pending = [body]
+
+        async def replay() -> Message:
+            if pending:
+                return {"type": "http.request", "body": pending.pop(), "more_body": False}
+            return await receive()
+
+        async def watch(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        logged_body = _parse_json(body)
+        try:
+            if decision.delay > 0:
+                await asyncio.sleep(decision.delay)
+            rule = decision.answer
+            if rule is not None and rule.status is not None:
+                response = JSONResponse(
+                    rule.response_body(), status_code=rule.status, headers=rule.response_headers()
+                )
+                await response(scope, replay, watch)
+            else:
+                await self.app(scope, replay, watch)
+        finally:
+            self.github.call_log.append(
+                CallRecord(
+                    method=method,
+                    path=api_path,
+                    query=scope.get("query_string", b"").decode("latin-1"),
+                    repo=repo,
+                    status=status,
+                    json=logged_body,
+                    timestamp=self.github.clock(),
+                    faulted=decision.answer is not None or decision.delay > 0,
+                )
+            )
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
