@@ -76,18 +76,29 @@ class RedisStateStore:
 
     @classmethod
     def from_url(
-        cls, url: str, *, prefix: str = DEFAULT_PREFIX, timeout: float = 5.0
+        cls,
+        url: str,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        timeout: float = 5.0,
+        max_connections: int = 32,
     ) -> RedisStateStore:
-        """Build a store on a connection pool; nothing connects until the first call."""
-        client = redis.from_url(
+        """Build a store on one connection pool; nothing connects until the first call.
+
+        The pool blocks (up to `timeout`) rather than failing when every connection is
+        busy, so a burst of callbacks queues for Redis instead of erroring.
+        """
+        pool = redis.BlockingConnectionPool.from_url(
             url,
+            max_connections=max_connections,
+            timeout=timeout,
             decode_responses=True,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
             # Ride out a blip, but fail closed within a second when Redis is gone.
             retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
         )
-        return cls(client, prefix=prefix)
+        return cls(redis.Redis.from_pool(pool), prefix=prefix)
 
     @contextmanager
     def _unavailable_on_error(self) -> Iterator[None]:

@@ -1,0 +1,1 @@
+"""Tests of the state stores (both backends, one contract)."""

@@ -1,0 +1,213 @@
+"""The StateStore contract, held to the same specification on Redis and on SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+import pytest
+
+from crcr.stores.state import JobRecord, StateStore
+
+TTL = 3600
+
+
+async def wait_until(condition: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> float:
+    """Poll `condition` until it holds; return the seconds it took, fail at `timeout`."""
+    started = time.monotonic()
+    while not await condition():
+        if time.monotonic() - started > timeout:
+            pytest.fail(f"condition not met within {timeout} s")
+        await asyncio.sleep(0.02)
+    return time.monotonic() - started
+
+
+async def test_ping_answers(store: StateStore) -> None:
+    await store.ping()
+
+
+# --- idempotency and dispatch records --------------------------------------------
+
+
+async def test_claim_once_admits_only_the_first_claimant(store: StateStore) -> None:
+    assert await store.claim_once("delivery-1", TTL) is True
+    assert await store.claim_once("delivery-1", TTL) is False
+    assert await store.claim_once("delivery-2", TTL) is True
+
+
+async def test_dispatch_record_is_created_once_and_merged_on_update(store: StateStore) -> None:
+    record = {"state": "pending", "head_sha": "abc123", "pr_number": 7, "labels": ["x"]}
+    assert await store.put_dispatch("d1", "org/repo", record, TTL) is True
+    assert await store.put_dispatch("d1", "org/repo", {"state": "other"}, TTL) is False
+    assert await store.get_dispatch("d1", "org/repo") == record
+
+    assert await store.update_dispatch("d1", "org/repo", {"state": "DISPATCHED"}, TTL) is True
+    assert await store.get_dispatch("d1", "org/repo") == {**record, "state": "DISPATCHED"}
+
+
+async def test_dispatch_records_are_per_delivery_and_repo(store: StateStore) -> None:
+    await store.put_dispatch("d1", "org/a", {"n": 1}, TTL)
+    assert await store.get_dispatch("d1", "org/b") is None
+    assert await store.get_dispatch("d2", "org/a") is None
+    assert await store.update_dispatch("d1", "org/b", {"n": 2}, TTL) is False
+    assert await store.get_dispatch("d1", "org/b") is None
+
+
+async def test_an_empty_dispatch_record_still_exists(store: StateStore) -> None:
+    assert await store.put_dispatch("d1", "org/a", {}, TTL) is True
+    assert await store.get_dispatch("d1", "org/a") == {}
+    assert await store.put_dispatch("d1", "org/a", {}, TTL) is False
+
+
+# --- job state machine ------------------------------------------------------------
+
+
+async def test_transition_from_no_record_creates_the_job(store: StateStore) -> None:
+    new = JobRecord("DISPATCHED", {"dispatched_at": 1712345678.123456})
+    result = await store.transition_job("job", allowed_from=[None], new=new, ttl=TTL)
+    assert result.applied is True
+    assert result.previous is None
+    assert await store.get_job("job") == new
+
+
+async def test_transition_merges_data_and_returns_the_previous_record(store: StateStore) -> None:
+    first = JobRecord("DISPATCHED", {"dispatched_at": 1.5, "note": "a"})
+    await store.transition_job("job", allowed_from=[None], new=first, ttl=TTL)
+    second = JobRecord("IN_PROGRESS", {"started_at": 2.5, "note": "b"})
+    result = await store.transition_job("job", allowed_from=["DISPATCHED"], new=second, ttl=TTL)
+    assert result.applied is True
+    assert result.previous == first
+    current = await store.get_job("job")
+    assert current == JobRecord(
+        "IN_PROGRESS", {"dispatched_at": 1.5, "started_at": 2.5, "note": "b"}
+    )
+
+
+async def test_a_refused_transition_changes_nothing_and_shows_what_is_there(
+    store: StateStore,
+) -> None:
+    done = JobRecord("COMPLETED", {"conclusion": "success"})
+    await store.transition_job("job", allowed_from=[None], new=done, ttl=TTL)
+    late = JobRecord("IN_PROGRESS", {"conclusion": None})
+    result = await store.transition_job("job", allowed_from=[None, "DISPATCHED"], new=late, ttl=TTL)
+    assert result.applied is False
+    assert result.previous == done
+    assert await store.get_job("job") == done
+
+
+async def test_without_none_in_allowed_from_a_missing_job_is_not_created(
+    store: StateStore,
+) -> None:
+    new = JobRecord("IN_PROGRESS")
+    result = await store.transition_job("job", allowed_from=["DISPATCHED"], new=new, ttl=TTL)
+    assert result == result.__class__(applied=False, previous=None)
+    assert await store.get_job("job") is None
+
+
+async def test_job_keys_with_separators_and_braces_stay_distinct(store: StateStore) -> None:
+    keys = ["d:org/r:1:1:build {x}", "d:org/r:1:1:build", "d%3Aorg/r:1:1:build"]
+    for index, key in enumerate(keys):
+        new = JobRecord("DISPATCHED", {"i": index})
+        assert (await store.transition_job(key, allowed_from=[None], new=new, ttl=TTL)).applied
+    assert [(await store.get_job(key)) for key in keys] == [
+        JobRecord("DISPATCHED", {"i": index}) for index in range(len(keys))
+    ]
+
+
+async def test_200_concurrent_identical_transitions_apply_exactly_once(store: StateStore) -> None:
+    new = JobRecord("IN_PROGRESS", {"run_id": "1"})
+    results = await asyncio.gather(
+        *(
+            store.transition_job("job", allowed_from=[None, "DISPATCHED"], new=new, ttl=TTL)
+            for _ in range(200)
+        )
+    )
+    assert sum(result.applied for result in results) == 1
+    assert all(result.previous == new for result in results if not result.applied)
+
+
+# --- rate limiting ----------------------------------------------------------------
+
+
+async def test_rate_limit_counts_down_then_refuses_with_retry_after(store: StateStore) -> None:
+    decisions = [await store.hit_rate_limit("org/repo", 3, 60) for _ in range(4)]
+    assert [(d.allowed, d.remaining) for d in decisions] == [
+        (True, 2),
+        (True, 1),
+        (True, 0),
+        (False, 0),
+    ]
+    assert 59 <= decisions[-1].retry_after <= 60
+    assert (await store.hit_rate_limit("org/other", 3, 60)).allowed is True
+
+
+async def test_refused_requests_do_not_extend_the_lockout(store: StateStore) -> None:
+    first = await store.hit_rate_limit("org/repo", 1, 1.0)
+    started = time.monotonic()
+    assert first.allowed
+
+    async def allowed_again() -> bool:
+        decision = await store.hit_rate_limit("org/repo", 1, 1.0)
+        assert decision.allowed or decision.retry_after == 1
+        return decision.allowed
+
+    # Had the refused polls been counted, the window would never drain.
+    await wait_until(allowed_again, timeout=3.0)
+    assert 0.9 <= time.monotonic() - started < 2.0
+
+
+async def test_500_concurrent_hits_with_limit_100_allow_exactly_100(store: StateStore) -> None:
+    decisions = await asyncio.gather(
+        *(store.hit_rate_limit("org/repo", 100, 60) for _ in range(500))
+    )
+    assert sum(decision.allowed for decision in decisions) == 100
+    assert sorted(d.remaining for d in decisions if d.allowed) == list(range(100))
+
+
+# --- TTL caches -------------------------------------------------------------------
+
+
+async def test_cache_values_are_set_read_deleted_and_namespaced(store: StateStore) -> None:
+    assert await store.cache_get("jwks", "kid") is None
+    await store.cache_set("jwks", "kid", '{"keys": []}', 60)
+    await store.cache_set("token", "kid", "other", 60)
+    assert await store.cache_get("jwks", "kid") == '{"keys": []}'
+    await store.cache_delete("jwks", "kid")
+    assert await store.cache_get("jwks", "kid") is None
+    assert await store.cache_get("token", "kid") == "other"
+
+
+async def test_cache_values_expire(store: StateStore) -> None:
+    await store.cache_set("allowlist", "current", "v1", 0.2)
+    assert await store.cache_get("allowlist", "current") == "v1"
+
+    async def gone() -> bool:
+        return await store.cache_get("allowlist", "current") is None
+
+    assert await wait_until(gone) >= 0.1
+
+
+async def test_records_expire_after_their_ttl(store: StateStore) -> None:
+    await store.claim_once("delivery", 1)
+    await store.put_dispatch("d", "org/r", {"state": "pending"}, 1)
+    await store.transition_job("job", allowed_from=[None], new=JobRecord("DISPATCHED"), ttl=1)
+    await store.set_flag("wanted", "sha", "org/r", 1)
+    await store.put_job_summary("sha", "org/r", "job", {"status": "completed"}, 1)
+    await store.put_job_summary("sha", "org/r", "long", {"status": "in_progress"}, TTL)
+
+    async def all_expired() -> bool:
+        return (
+            await store.get_dispatch("d", "org/r") is None
+            and await store.get_job("job") is None
+            and not await store.has_flag("wanted", "sha", "org/r")
+            and "job" not in await store.job_summaries("sha", "org/r")
+        )
+
+    assert await wait_until(all_expired) >= 0.5
+    assert await store.claim_once("delivery", 1) is True
+    assert await store.job_summaries("sha", "org/r") == {"long": {"status": "in_progress"}}
+    created = await store.transition_job(
+        "job", allowed_from=[None], new=JobRecord("DISPATCHED"), ttl=TTL
+    )
+    assert created.applied and created.previous is None
