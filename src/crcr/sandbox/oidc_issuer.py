@@ -87,20 +87,22 @@ class SandboxIssuer:
     """An OIDC issuer served by the sandbox under `<issuer>/…`.
 
     Keys are kept in order of creation; the newest is the signing key and every key
-    not retired is published, as real issuers do during a rotation.
+    not retired is published, as real issuers do during a rotation. Passing a `key`
+    saves generating one (about 70 ms), which adds up in test suites.
     """
 
     def __init__(
         self,
         issuer: str,
         *,
+        key: SigningKey | None = None,
         key_bits: int = 2048,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.issuer = issuer.rstrip("/")
         self._key_bits = key_bits
         self._clock = clock
-        self._keys: list[SigningKey] = [SigningKey.generate(bits=key_bits)]
+        self._keys: list[SigningKey] = [key or SigningKey.generate(bits=key_bits)]
         self._request_tokens: dict[str, dict[str, Any]] = {}
         self.jwks_requests = 0
         self.jwks_unavailable = False
@@ -116,9 +118,9 @@ class SandboxIssuer:
         """Every key in the JWKS, oldest first."""
         return list(self._keys)
 
-    def rotate_key(self) -> SigningKey:
+    def rotate_key(self, key: SigningKey | None = None) -> SigningKey:
         """Start signing with a new key; the old ones stay published until retired."""
-        key = SigningKey.generate(bits=self._key_bits)
+        key = key or SigningKey.generate(bits=self._key_bits)
         self._keys.append(key)
         return key
 

@@ -1,0 +1,435 @@
+"""Callback tokens: only RS256 tokens of a trusted issuer, for this relay, in time, pass.
+
+The issuers are the sandbox's, served in process; the JWKS cache lives in a real
+SQLite state store. Time is a controllable clock shared by issuer and verifier.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import httpx
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from crcr.oidc import KeysUnavailable, OidcVerifier, TokenRejected, VerifiedIdentity
+from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
+from crcr.settings import OidcIssuer
+from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.state import StateStore
+
+GITHUB_URL = "http://sandbox.test/oidc"
+BUILDKITE_URL = "http://sandbox.test/buildkite"
+AUDIENCE = "pytorch-cross-repo-ci-relay"
+ORG_ID, PIPELINE_ID = "0190a1b2-org0-uuid", "0190a1b2-pipe-uuid"
+
+
+class Clock:
+    """Wall-clock time that a test can move forward."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(scope="module")
+def keys() -> list[SigningKey]:
+    """Key pairs generated once: RSA generation would dominate the suite's run time."""
+    return [SigningKey.generate() for _ in range(3)]
+
+
+@pytest.fixture
+def github(clock: Clock, keys: list[SigningKey]) -> SandboxIssuer:
+    return SandboxIssuer(GITHUB_URL, key=keys[0], clock=clock)
+
+
+@pytest.fixture
+def buildkite(clock: Clock, keys: list[SigningKey]) -> SandboxIssuer:
+    return SandboxIssuer(BUILDKITE_URL, key=keys[1], clock=clock)
+
+
+@pytest.fixture
+def trusted() -> list[OidcIssuer]:
+    return [
+        OidcIssuer(issuer=GITHUB_URL, kind="github"),
+        OidcIssuer.model_validate(
+            {
+                "issuer": BUILDKITE_URL,
+                "kind": "buildkite",
+                "repo_map": {
+                    f"{ORG_ID}/{PIPELINE_ID}": {
+                        "repo": "acme/gpu-ci",
+                        "required_claims": {"build_branch": "main"},
+                    },
+                    "acme/cpu-tests": "acme/cpu-ci",
+                },
+            }
+        ),
+    ]
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
+    opened = await SqliteStateStore.open(tmp_path / "state.db")
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def http(github: SandboxIssuer, buildkite: SandboxIssuer) -> AsyncIterator[httpx.AsyncClient]:
+    app = Starlette(
+        routes=[
+            Mount("/oidc", routes=github.routes()),
+            Mount("/buildkite", routes=buildkite.routes()),
+        ]
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as client:
+        yield client
+
+
+@pytest.fixture
+def verifier(
+    trusted: list[OidcIssuer], store: StateStore, http: httpx.AsyncClient, clock: Clock
+) -> OidcVerifier:
+    return OidcVerifier(trusted, AUDIENCE, store, http, clock=clock)
+
+
+def bearer(token: str) -> str:
+    return f"Bearer {token}"
+
+
+async def rejection(verifier: OidcVerifier, authorization: str | None) -> str:
+    """Verify, expect a rejection, and return its reason (checked not to echo the token)."""
+    with pytest.raises(TokenRejected) as caught:
+        await verifier.verify(authorization)
+    reason = caught.value.reason
+    token = (authorization or "").removeprefix("Bearer ")
+    assert len(token) < 8 or token not in reason
+    return reason
+
+
+# --- happy paths ----------------------------------------------------------------
+
+
+async def test_github_token_yields_its_repository_and_run(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE, run_id="4242")
+    identity = await verifier.verify(bearer(token))
+    assert identity == VerifiedIdentity(
+        repo="acme/backend", issuer_kind="github", run_id="4242", claims=identity.claims
+    )
+    assert identity.claims["run_attempt"] == "1"
+
+
+async def test_buildkite_token_maps_org_and_pipeline_ids_to_the_repo(
+    verifier: OidcVerifier, buildkite: SandboxIssuer
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme",
+        pipeline_slug="gpu-tests",
+        organization_id=ORG_ID,
+        pipeline_id=PIPELINE_ID,
+        audience=AUDIENCE,
+    )
+    identity = await verifier.verify(bearer(token))
+    assert (identity.repo, identity.issuer_kind, identity.run_id) == (
+        "acme/gpu-ci",
+        "buildkite",
+        None,
+    )
+
+
+async def test_buildkite_token_without_ids_maps_by_slugs(
+    verifier: OidcVerifier, buildkite: SandboxIssuer
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme", pipeline_slug="cpu-tests", audience=AUDIENCE
+    )
+    assert (await verifier.verify(bearer(token))).repo == "acme/cpu-ci"
+
+
+# --- malformed requests ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("header", [None, "", "   "])
+async def test_missing_header_is_rejected(verifier: OidcVerifier, header: str | None) -> None:
+    assert await rejection(verifier, header) == "missing Authorization header"
+
+
+async def test_non_bearer_header_is_rejected(verifier: OidcVerifier) -> None:
+    reason = await rejection(verifier, "Basic dXNlcjpwYXNz")
+    assert reason == "Authorization header is not a Bearer token"
+
+
+@pytest.mark.parametrize("garbage", ["not-a-jwt", "abc.def.ghi", "a.b", "e30.e30"])
+async def test_something_that_is_not_a_jwt_is_rejected(
+    verifier: OidcVerifier, garbage: str
+) -> None:
+    assert "not a well-formed JWT" in await rejection(verifier, bearer(garbage))
+
+
+# --- what the token says ----------------------------------------------------------
+
+
+async def test_token_for_another_audience_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    token = github.mint_actions_token("acme/backend", audience="https://github.com/acme")
+    assert "audience (aud)" in await rejection(verifier, bearer(token))
+
+
+async def test_token_from_an_untrusted_issuer_is_rejected_without_fetching(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    token = github.mint_actions_token(
+        "acme/backend", audience=AUDIENCE, iss="https://evil.example/oidc"
+    )
+    assert await rejection(verifier, bearer(token)) == "token issuer (iss) is not trusted"
+    assert github.jwks_requests == 0
+
+
+async def test_token_claiming_one_trusted_issuer_but_signed_by_another_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer, buildkite: SandboxIssuer
+) -> None:
+    claims = github.actions_claims("acme/backend", audience=AUDIENCE)
+    forged = buildkite.mint(claims)  # Buildkite's key, GitHub's iss
+    assert "(kid)" in await rejection(verifier, bearer(forged))
+
+
+async def test_token_missing_the_repository_claim_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    claims = github.actions_claims("acme/backend", audience=AUDIENCE)
+    del claims["repository"]
+    assert await rejection(verifier, bearer(github.mint(claims))) == (
+        "token lacks the repository claim"
+    )
+
+
+async def test_token_without_exp_is_rejected(verifier: OidcVerifier, github: SandboxIssuer) -> None:
+    claims = github.actions_claims("acme/backend", audience=AUDIENCE)
+    del claims["exp"]
+    assert "exp" in await rejection(verifier, bearer(github.mint(claims)))
+
+
+# --- time, with the 60-second leeway ----------------------------------------------
+
+
+@pytest.mark.parametrize(("age", "accepted"), [(-59, True), (-60, False), (-3600, False)])
+async def test_expiry_allows_less_than_a_minute_of_clock_skew(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock, age: int, accepted: bool
+) -> None:
+    token = github.mint_actions_token(
+        "acme/backend", audience=AUDIENCE, exp=int(clock.now) + age, iat=int(clock.now) - 3700
+    )
+    clock.now = float(int(clock.now))
+    if accepted:
+        assert (await verifier.verify(bearer(token))).repo == "acme/backend"
+    else:
+        assert await rejection(verifier, bearer(token)) == "token has expired (exp)"
+
+
+@pytest.mark.parametrize(("ahead", "accepted"), [(60, True), (61, False), (3600, False)])
+async def test_not_before_allows_a_minute_of_clock_skew(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock, ahead: int, accepted: bool
+) -> None:
+    clock.now = float(int(clock.now))
+    start = int(clock.now) + ahead
+    token = github.mint_actions_token(
+        "acme/backend", audience=AUDIENCE, nbf=start, iat=int(clock.now), exp=start + 300
+    )
+    if accepted:
+        assert (await verifier.verify(bearer(token))).repo == "acme/backend"
+    else:
+        assert await rejection(verifier, bearer(token)) == "token is not valid yet (nbf)"
+
+
+async def test_token_issued_in_the_future_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock
+) -> None:
+    later = int(clock.now) + 600
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE, iat=later, nbf=None)
+    assert await rejection(verifier, bearer(token)) == "token was issued in the future (iat)"
+
+
+def test_leeway_beyond_a_minute_is_refused(
+    trusted: list[OidcIssuer], store: StateStore, http: httpx.AsyncClient
+) -> None:
+    with pytest.raises(ValueError, match="leeway"):
+        OidcVerifier(trusted, AUDIENCE, store, http, leeway=61)
+
+
+# --- forged signatures -----------------------------------------------------------
+
+
+async def test_alg_none_is_rejected_before_any_key_is_fetched(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    token = github.mint(github.actions_claims("acme/backend", audience=AUDIENCE), alg="none")
+    assert await rejection(verifier, bearer(token)) == (
+        "token algorithm none is not allowed (RS256 only)"
+    )
+    assert github.jwks_requests == 0
+
+
+async def test_hs256_keyed_with_the_public_key_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    token = github.mint(github.actions_claims("acme/backend", audience=AUDIENCE), alg="HS256")
+    assert await rejection(verifier, bearer(token)) == (
+        "token algorithm HS256 is not allowed (RS256 only)"
+    )
+    assert github.jwks_requests == 0
+
+
+async def test_signature_of_another_key_under_a_published_kid_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer, keys: list[SigningKey]
+) -> None:
+    impostor = SigningKey(kid=github.signing_key.kid, private_key=keys[2].private_key)
+    token = github.mint(github.actions_claims("acme/backend", audience=AUDIENCE), key=impostor)
+    assert await rejection(verifier, bearer(token)) == (
+        "token signature does not match the issuer's key"
+    )
+
+
+async def test_tampered_claims_break_the_signature(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    genuine = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    other = github.mint_actions_token("acme/victim", audience=AUDIENCE)
+    header, _, signature = genuine.split(".")
+    spliced = ".".join([header, other.split(".")[1], signature])
+    assert "signature" in await rejection(verifier, bearer(spliced))
+
+
+# --- Buildkite mapping -----------------------------------------------------------
+
+
+async def test_buildkite_pipeline_not_in_the_map_is_rejected(
+    verifier: OidcVerifier, buildkite: SandboxIssuer
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme", pipeline_slug="unlisted", audience=AUDIENCE
+    )
+    assert await rejection(verifier, bearer(token)) == (
+        "Buildkite pipeline is not mapped to a repository"
+    )
+
+
+@pytest.mark.parametrize("branch", ["feature/x", None])
+async def test_buildkite_required_claim_not_met_is_rejected(
+    verifier: OidcVerifier, buildkite: SandboxIssuer, branch: str | None
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme",
+        pipeline_slug="gpu-tests",
+        organization_id=ORG_ID,
+        pipeline_id=PIPELINE_ID,
+        audience=AUDIENCE,
+        build_branch=branch,
+    )
+    assert await rejection(verifier, bearer(token)) == (
+        "token claim build_branch does not meet the pipeline's requirement"
+    )
+
+
+# --- the JWKS cache --------------------------------------------------------------
+
+
+async def test_unknown_kid_triggers_exactly_one_refetch_per_minute(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock
+) -> None:
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    assert github.jwks_requests == 1
+    clock.now = (clock.now // 60 + 1) * 60 - 5  # the probes straddle a turn of the minute
+
+    claims = github.actions_claims("acme/backend", audience=AUDIENCE)
+    for kid in ("made-up-1", "made-up-2", "made-up-3"):
+        token = github.mint(claims, headers={"kid": kid})
+        assert "(kid)" in await rejection(verifier, bearer(token))
+        clock.advance(10)
+    assert github.jwks_requests == 2
+
+
+async def test_jwks_is_shared_through_the_store_across_instances(
+    verifier: OidcVerifier,
+    github: SandboxIssuer,
+    trusted: list[OidcIssuer],
+    store: StateStore,
+    http: httpx.AsyncClient,
+    clock: Clock,
+) -> None:
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    await verifier.verify(bearer(token))
+    second_instance = OidcVerifier(trusted, AUDIENCE, store, http, clock=clock)
+    assert (await second_instance.verify(bearer(token))).repo == "acme/backend"
+    assert github.jwks_requests == 1
+
+    unknown = github.mint(github.actions_claims("acme/x", audience=AUDIENCE), headers={"kid": "?"})
+    await rejection(verifier, bearer(unknown))
+    await rejection(second_instance, bearer(unknown))
+    assert github.jwks_requests == 2  # the refetch budget is per issuer, not per instance
+
+
+async def test_rotated_key_is_picked_up_immediately_when_no_refetch_was_spent(
+    verifier: OidcVerifier, github: SandboxIssuer, keys: list[SigningKey]
+) -> None:
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    github.rotate_key(keys[2])
+    rotated = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    assert (await verifier.verify(bearer(rotated))).repo == "acme/backend"
+    assert github.jwks_requests == 2
+
+
+async def test_rotated_key_is_picked_up_once_the_minute_has_passed(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock, keys: list[SigningKey]
+) -> None:
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    probe = github.mint(github.actions_claims("acme/x", audience=AUDIENCE), headers={"kid": "?"})
+    await rejection(verifier, bearer(probe))  # spends this minute's refetch
+
+    clock.advance(10)
+    github.rotate_key(keys[2])
+    too_soon = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    assert "(kid)" in await rejection(verifier, bearer(too_soon))
+    assert github.jwks_requests == 2
+
+    clock.advance(51)
+    fresh = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    assert (await verifier.verify(bearer(fresh))).repo == "acme/backend"
+    assert github.jwks_requests == 3
+
+
+async def test_cached_keys_expire_after_an_hour(
+    verifier: OidcVerifier, github: SandboxIssuer, clock: Clock
+) -> None:
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    clock.advance(3599)
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    assert github.jwks_requests == 1
+    clock.advance(2)
+    await verifier.verify(bearer(github.mint_actions_token("acme/backend", audience=AUDIENCE)))
+    assert github.jwks_requests == 2
+
+
+async def test_unreachable_jwks_rejects_with_keys_unavailable(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    github.jwks_unavailable = True
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    with pytest.raises(KeysUnavailable, match="could not be fetched"):
+        await verifier.verify(bearer(token))
