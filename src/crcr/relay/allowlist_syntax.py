@@ -81,7 +81,7 @@ class _StrictLoader(yaml.SafeLoader):
 
     def __init__(self, stream: str) -> None:
         super().__init__(stream)
-        self.duplicates: list[Problem] = []
+        self.duplicates: list[tuple[int, Problem]] = []
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Hashable, Any]:
         seen: set[object] = set()
@@ -92,7 +92,7 @@ class _StrictLoader(yaml.SafeLoader):
             if isinstance(key, Hashable) and key in seen:
                 line = key_node.start_mark.line + 1
                 message = f"duplicate key {key!r} at line {line} (YAML keeps only the last one)"
-                self.duplicates.append(Problem("", (), message))
+                self.duplicates.append((line, Problem("", (), message)))
             elif isinstance(key, Hashable):
                 seen.add(key)
         return super().construct_mapping(node, deep=deep)
@@ -107,7 +107,8 @@ def load_yaml(text: str | bytes) -> tuple[object, list[Problem]]:
             return None, [Problem("", (), f"not UTF-8 text (byte {exc.start})")]
     loader = _StrictLoader(text)
     try:
-        return loader.get_single_data(), loader.duplicates
+        document = loader.get_single_data()
+        return document, [problem for _, problem in sorted(loader.duplicates, key=lambda d: d[0])]
     except yaml.MarkedYAMLError as exc:
         return None, [Problem("", (), _syntax_message(exc))]
     except yaml.YAMLError as exc:
@@ -118,10 +119,13 @@ def load_yaml(text: str | bytes) -> tuple[object, list[Problem]]:
 
 def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
     mark = exc.problem_mark or exc.context_mark
-    problem = exc.problem or exc.context or "invalid YAML"
-    if mark is None:
-        return f"YAML syntax error: {problem}"
-    return f"YAML syntax error at line {mark.line + 1}, column {mark.column + 1}: {problem}"
+    message = "YAML syntax error"
+    if mark is not None:
+        message += f" at line {mark.line + 1}, column {mark.column + 1}"
+    message += f": {exc.problem or exc.context or 'invalid YAML'}"
+    if exc.problem and exc.context and exc.context_mark:
+        message += f" ({exc.context} that starts at line {exc.context_mark.line + 1})"
+    return message
 
 
 def check_run_label(device: str) -> str:
