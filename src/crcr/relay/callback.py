@@ -1,0 +1,218 @@
+"""`POST /github/callback`: downstream CI reports, checked in SPEC §5's order (steps 1-9).
+
+This is the security boundary: the repository comes from the verified token, never
+from the body, and nothing is written before every check has passed. Only this edge
+turns unexpected exceptions into a logged 500 carrying a request id.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from crcr.oidc.claims import KeysUnavailable, TokenRejected
+from crcr.relay.allowlist import Level
+from crcr.relay.callback_accept import forward_answer, process_job_callback, run_hooks
+from crcr.relay.callback_binding import bind_to_dispatch
+from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
+from crcr.relay.callback_schema import (
+    MAX_BODY_BYTES,
+    CallbackBody,
+    CallbackRejected,
+    parse_callback,
+)
+from crcr.relay.hud_body import build_hud_body
+from crcr.relay.metrics_callback import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.self_report import check_self_report, commit_verified
+from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+RATE_WINDOW_SECONDS = 60.0
+CALLBACK_PATHS = ("/github/callback", "/github/callback/")
+
+
+class Answer(Exception):
+    """Stop processing and answer with this status and body (raised by the steps)."""
+
+    def __init__(
+        self, status_code: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status_code)
+        self.status_code = status_code
+        self.body = body
+        self.headers = headers or {}
+
+
+def callback_router(deps: CallbackDeps) -> APIRouter:
+    """The callback routes, with and without the trailing slash (the reference takes both)."""
+    router = APIRouter(tags=["relay"])
+
+    async def github_callback(request: Request) -> JSONResponse:
+        """Receive a downstream CI status report."""
+        return await handle_callback(deps, request)
+
+    for path in CALLBACK_PATHS:
+        router.add_api_route(
+            path, github_callback, methods=["POST"], include_in_schema=path == CALLBACK_PATHS[0]
+        )
+    return router
+
+
+async def handle_callback(deps: CallbackDeps, request: Request) -> JSONResponse:
+    """Run the checks in order and turn the outcome (or failure) into a response."""
+    started = time.perf_counter()
+    outcome = "error"
+    try:
+        status_code, body, outcome = await _checked_callback(deps, request)
+        response = JSONResponse(body, status_code=status_code)
+    except Answer as answer:
+        outcome = _outcome_of(answer.status_code, answer.body)
+        response = JSONResponse(answer.body, answer.status_code, headers=answer.headers)
+    except StateStoreUnavailable as exc:
+        # Fail closed: without the store nothing can be checked or recorded safely.
+        log.error("state store unavailable during a callback: %s", exc)
+        outcome = "unavailable"
+        response = JSONResponse(
+            {"error": "state store unavailable, retry later"}, 503, headers={"Retry-After": "5"}
+        )
+    except Exception:
+        request_id = uuid.uuid4().hex
+        log.exception("callback failed (request id %s)", request_id)
+        response = JSONResponse({"error": "internal error", "request_id": request_id}, 500)
+    CALLBACKS.labels(outcome=outcome).inc()
+    CALLBACK_SECONDS.observe(time.perf_counter() - started)
+    return response
+
+
+def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
+    named = {401: "unauthorized", 409: "conflict", 413: "too_large", 429: "rate_limited"}
+    if status_code in named:
+        return named[status_code]
+    if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
+        return str(body["status"])
+    return "invalid" if 400 <= status_code < 500 else f"http_{status_code}"
+
+
+async def _checked_callback(
+    deps: CallbackDeps, request: Request
+) -> tuple[int, dict[str, Any], str]:
+    # 1. token: the repository is whatever the verified token says.
+    try:
+        identity = await deps.verifier.verify(request.headers.get("authorization"))
+    except KeysUnavailable as exc:
+        # Not the caller's fault: answer so that the reporter retries.
+        raise Answer(503, {"error": exc.reason}, {"Retry-After": "30"}) from None
+    except TokenRejected as exc:
+        raise Answer(401, {"error": exc.reason}, {"WWW-Authenticate": "Bearer"}) from None
+    verified_repo = identity.repo
+
+    # 2. authorisation: results are accepted from L2 and above.
+    entry = (await deps.allowlist()).entry(verified_repo)
+    if entry is None or entry.level < Level.L2:
+        raise Answer(200, {"status": "ignored"})
+
+    # 3. rate limit, per repo, atomic in the store; refused requests are not counted.
+    decision = await deps.store.hit_rate_limit(
+        f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, RATE_WINDOW_SECONDS
+    )
+    if not decision.allowed:
+        retry_after = str(max(1, decision.retry_after))
+        raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
+
+    # 4. schema (and size).
+    try:
+        body, document = parse_callback(await _read_capped(request))
+    except CallbackRejected as exc:
+        raise Answer(exc.status_code, {"error": exc.message}) from None
+
+    try:
+        # 5. nightly / periodic self-reports.
+        if body.is_self_report:
+            return await _self_report(deps, verified_repo, entry.level, body, document)
+        # 6. binding to the dispatch record (keyed by the allowlist's spelling).
+        raw_record = await deps.store.get_dispatch(body.delivery_id, entry.repo)
+        record = bind_to_dispatch(raw_record, body)
+    except CallbackRejected as exc:
+        raise Answer(exc.status_code, {"error": exc.message}) from None
+
+    # 7-9. atomic transition, metrics, HUD, hooks.
+    job = await process_job_callback(
+        deps,
+        verified_repo=verified_repo,
+        level=entry.level,
+        body=body,
+        document=document,
+        record=record,
+    )
+    verdict = job.classification
+    if not verdict.accepted:
+        if verdict.http_status == 200:
+            return 200, {"status": "duplicate"}, "duplicate"
+        raise Answer(verdict.http_status, {"error": verdict.message})
+    status_code, answer = forward_answer(job.forward)
+    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
+    return status_code, answer, outcome
+
+
+async def _read_capped(request: Request) -> bytes:
+    """Read the body, refusing more than 1 MiB whatever Content-Length claims."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _self_report(
+    deps: CallbackDeps,
+    verified_repo: str,
+    level: Level,
+    body: CallbackBody,
+    document: dict[str, Any],
+) -> tuple[int, dict[str, Any], str]:
+    """Forward a nightly/periodic result as informational: no dispatch, no state machine."""
+    sha = check_self_report(body)
+    upstream = deps.settings.upstream_repo
+    verified = await commit_verified(deps.store, deps.commit_exists, upstream, sha)
+    hud_body = build_hud_body(
+        verified_repo=verified_repo,
+        level=str(level),
+        queue_time=None,
+        execution_time=None,
+        dispatch={
+            "upstream_repo": upstream,
+            "event_type": body.event_type,
+            "head_sha": sha,
+            "pr_number": None,
+        },
+        callback_payload=document,
+        extra_trusted={"informational": True, "sha_verified": verified},
+    )
+    result = await deps.forwarder.forward(hud_body, budget=deps.forward_budget)
+    accepted = AcceptedCallback(
+        verified_repo=verified_repo,
+        level=level,
+        body=body,
+        callback_payload=document,
+        record=None,
+        job_key=None,
+        state=None,
+        hud_body=hud_body,
+        hud_delivery=result.delivery,
+    )
+    await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    status_code, answer = forward_answer(result)
+    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
+    return status_code, answer, outcome

@@ -1,0 +1,156 @@
+"""Steps 7-9 of a callback: the atomic transition, timing metrics, HUD write and hooks.
+
+The transition is the single point of exactly-once: of any number of concurrent
+identical callbacks, only the one whose compare-and-set applies goes on to write the
+HUD and run the hooks; the others are answered "duplicate" with nothing written.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from crcr.relay.allowlist import Level
+from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook, CallbackDeps
+from crcr.relay.callback_schema import CallbackBody
+from crcr.relay.hud_body import (
+    build_hud_body,
+    dispatch_section,
+    elapsed,
+    queue_time,
+    without_echoed_payload,
+)
+from crcr.relay.hud_forwarder import Delivery, ForwardResult
+from crcr.relay.job_state import (
+    Classification,
+    JobKey,
+    JobState,
+    ReportedStatus,
+    allowed_from_for_store,
+    classify,
+    new_record,
+)
+from crcr.relay.records import DispatchRecord
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class JobOutcome:
+    """What the endpoint answers: the classification and, when accepted, the HUD result."""
+
+    classification: Classification
+    forward: ForwardResult | None = None
+
+
+def job_key_for(body: CallbackBody, repo: str) -> str:
+    """The store key of the job a callback reports on."""
+    workflow = body.workflow
+    return JobKey(
+        body.delivery_id, repo, workflow.run_id, workflow.run_attempt, workflow.job_name
+    ).as_store_key()
+
+
+async def process_job_callback(
+    deps: CallbackDeps,
+    *,
+    verified_repo: str,
+    level: Level,
+    body: CallbackBody,
+    document: Mapping[str, Any],
+    record: DispatchRecord,
+) -> JobOutcome:
+    """Apply the transition and, if it applied, forward to the HUD and run the hooks."""
+    now = deps.clock()
+    key = job_key_for(body, verified_repo)
+    status = body.workflow.status
+    conclusion = body.workflow.conclusion if status is ReportedStatus.COMPLETED else None
+    trusted_dispatch = dispatch_section(record.context)
+    data: dict[str, Any] = {"status": str(status), "conclusion": conclusion}
+    if status is ReportedStatus.IN_PROGRESS:
+        data.update(
+            in_progress_at=now,
+            queue_time=queue_time(now, record.sent_at, body.workflow.run_attempt),
+            # What the sweeper needs to write a timed_out row if the job never completes.
+            verified_repo=verified_repo,
+            level=str(level),
+            dispatch=trusted_dispatch,
+            callback=without_echoed_payload(document),
+        )
+    else:
+        data["completed_at"] = now
+
+    transition = await deps.store.transition_job(
+        key,
+        allowed_from=allowed_from_for_store(status),
+        new=new_record(status, data),
+        ttl=deps.settings.status_ttl,
+    )
+    verdict = classify(status, conclusion, transition)
+    if not verdict.accepted:
+        return JobOutcome(verdict)
+
+    if status is ReportedStatus.IN_PROGRESS:
+        await deps.store.track_deadline(key, now + deps.settings.zombie_timeout)
+        timing: tuple[float | None, float | None] = (data["queue_time"], None)
+    else:
+        await deps.store.untrack_deadline(key)
+        previous = transition.previous.data if transition.previous else {}
+        timing = (previous.get("queue_time"), elapsed(now, previous.get("in_progress_at")))
+
+    hud_body = build_hud_body(
+        verified_repo=verified_repo,
+        level=str(level),
+        queue_time=timing[0],
+        execution_time=timing[1],
+        dispatch=trusted_dispatch,
+        callback_payload=document,
+    )
+    new_state = JobState.IN_PROGRESS if status is ReportedStatus.IN_PROGRESS else JobState.COMPLETED
+    expect = {"job_key": key, "state": str(new_state), "conclusion": conclusion}
+    result = await deps.forwarder.forward(hud_body, expect=expect, budget=deps.forward_budget)
+    accepted = AcceptedCallback(
+        verified_repo=verified_repo,
+        level=level,
+        body=body,
+        callback_payload=document,
+        record=record,
+        job_key=key,
+        state=new_state,
+        hud_body=hud_body,
+        hud_delivery=result.delivery,
+    )
+    await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    return JobOutcome(verdict, result)
+
+
+async def run_hooks(
+    hooks: Sequence[AcceptedHook], accepted: AcceptedCallback, *, budget: float
+) -> None:
+    """Run each hook within `budget` seconds; a failing hook is logged, never fatal.
+
+    The job's state has already changed and the HUD has the row: failing the callback
+    now would only make the reporter retry into a "duplicate".
+    """
+    for hook in hooks:
+        try:
+            async with asyncio.timeout(budget):
+                await hook(accepted)
+        except Exception:
+            log.exception(
+                "on_accepted hook %s failed for job %s",
+                getattr(hook, "__qualname__", repr(hook)),
+                accepted.job_key,
+            )
+
+
+def forward_answer(result: ForwardResult | None) -> tuple[int, dict[str, Any]]:
+    """The HTTP answer for an accepted callback, given what the HUD did with it."""
+    if result is None or result.delivery is Delivery.DELIVERED:
+        return 200, {"status": "accepted"}
+    if result.delivery is Delivery.REJECTED:
+        return result.status_code, {"error": f"HUD refused the result: {result.message}"}
+    return 202, {"status": "queued"}

@@ -1,0 +1,69 @@
+"""What the callback endpoint needs from the rest of crcr, and what it hands to hooks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from crcr.oidc.claims import VerifiedIdentity
+from crcr.relay.allowlist import Allowlist, Level
+from crcr.relay.callback_schema import CallbackBody
+from crcr.relay.hud_forwarder import Delivery, HudForwarder
+from crcr.relay.job_state import JobState
+from crcr.relay.records import DispatchRecord
+from crcr.relay.self_report import CommitExists
+from crcr.settings import Settings
+from crcr.stores.state import StateStore
+
+
+class TokenVerifier(Protocol):
+    """`crcr.oidc.verifier.OidcVerifier`, or a stand-in with the same contract."""
+
+    async def verify(self, authorization: str | None) -> VerifiedIdentity:
+        """Return who the token speaks for, or raise `TokenRejected`."""
+
+
+@dataclass(frozen=True)
+class AcceptedCallback:
+    """A callback (or a sweeper timeout) that changed a job: what check runs are built from.
+
+    `record` is the dispatch record (None for nightly/periodic self-reports, which get
+    no check runs); `state` is the job's new state (None for self-reports).
+    """
+
+    verified_repo: str
+    level: Level
+    body: CallbackBody | None
+    callback_payload: Mapping[str, Any]
+    record: DispatchRecord | None
+    job_key: str | None
+    state: JobState | None
+    hud_body: Mapping[str, Any]
+    hud_delivery: Delivery
+    source: str = "callback"
+
+
+AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]
+
+
+@dataclass
+class CallbackDeps:
+    """Everything `callback_router` needs; built once by the app factory.
+
+    `on_accepted` hooks run after the HUD write for every accepted callback (never for
+    duplicates), within `hook_budget` seconds each; they should enqueue slow work
+    (e.g. check runs) rather than do it inline, because the reporter is waiting.
+    """
+
+    store: StateStore
+    verifier: TokenVerifier
+    allowlist: Callable[[], Awaitable[Allowlist]]
+    forwarder: HudForwarder
+    settings: Settings
+    commit_exists: CommitExists | None = None
+    clock: Callable[[], float] = time.time
+    on_accepted: list[AcceptedHook] = field(default_factory=list)
+    forward_budget: float = 3.0
+    hook_budget: float = 2.0

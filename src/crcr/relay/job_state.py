@@ -1,0 +1,150 @@
+"""The job lifecycle state machine of SPEC §5 step 7 (diagram: docs/job-lifecycle.md).
+
+Pure: the store applies transitions atomically (`StateStore.transition_job`), this module
+decides which transitions are legal and what the store's answer means for the caller.
+Change the diagram in docs/job-lifecycle.md together with `TRANSITIONS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+from urllib.parse import quote
+
+from crcr.stores.state import JobRecord, Transition
+
+
+class JobState(StrEnum):
+    """Where one job (one run attempt of one job of one workflow) stands.
+
+    DISPATCHED has no record of its own: a job is DISPATCHED while the store knows
+    nothing about it (its dispatch record is what proves it was sent).
+    """
+
+    DISPATCHED = "DISPATCHED"
+    IN_PROGRESS = "IN_PROGRESS"
+    COMPLETED = "COMPLETED"
+    TIMED_OUT = "TIMED_OUT"
+
+
+class ReportedStatus(StrEnum):
+    """The `workflow.status` values a downstream may report."""
+
+    IN_PROGRESS = "in_progress"
+    COMPLETED = "completed"
+
+
+class Verdict(StrEnum):
+    """How a callback is classified against the job's state."""
+
+    ACCEPTED = "accepted"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+    NOT_STARTED = "not_started"
+
+
+# Target state for each reported status, and the states it may be entered from.
+# `None` stands for "no record yet" (DISPATCHED). TIMED_OUT → COMPLETED is the late
+# truth replacing the sweeper's verdict (SPEC §5 step 7, last bullet).
+TRANSITIONS: Mapping[ReportedStatus, tuple[JobState, frozenset[JobState | None]]] = {
+    ReportedStatus.IN_PROGRESS: (JobState.IN_PROGRESS, frozenset({None})),
+    ReportedStatus.COMPLETED: (
+        JobState.COMPLETED,
+        frozenset({JobState.IN_PROGRESS, JobState.TIMED_OUT}),
+    ),
+}
+
+# The sweeper's own transition: a zombie is finalised only while still in progress.
+TIMEOUT_FROM: frozenset[JobState | None] = frozenset({JobState.IN_PROGRESS})
+
+
+@dataclass(frozen=True)
+class JobKey:
+    """Identity of one job execution; a new `run_attempt` is a new job."""
+
+    delivery_id: str
+    repo: str
+    run_id: str
+    run_attempt: str
+    job_name: str
+
+    def as_store_key(self) -> str:
+        """One unambiguous string (each part %-escaped, `:`-joined) for the store."""
+        parts = (self.delivery_id, self.repo.lower(), self.run_id, self.run_attempt, self.job_name)
+        return ":".join(quote(part, safe="") for part in parts)
+
+
+@dataclass(frozen=True)
+class Classification:
+    """The verdict for one callback, with the HTTP answer it implies."""
+
+    verdict: Verdict
+    http_status: int
+    message: str
+
+    @property
+    def accepted(self) -> bool:
+        """Whether this callback changed the job and must be forwarded."""
+        return self.verdict is Verdict.ACCEPTED
+
+
+def target_of(status: ReportedStatus) -> tuple[JobState, frozenset[JobState | None]]:
+    """The state a reported status moves to and the states it may come from."""
+    return TRANSITIONS[status]
+
+
+def allowed_from_for_store(status: ReportedStatus) -> frozenset[str | None]:
+    """`allowed_from` as the store takes it (plain strings, None for "no record")."""
+    _, sources = target_of(status)
+    return frozenset(None if state is None else str(state) for state in sources)
+
+
+def new_record(status: ReportedStatus, data: Mapping[str, Any]) -> JobRecord:
+    """The record a callback writes when its transition applies."""
+    state, _ = target_of(status)
+    return JobRecord(state=str(state), data=dict(data))
+
+
+def classify(
+    status: ReportedStatus, conclusion: str | None, transition: Transition
+) -> Classification:
+    """Classify a callback from the store's answer to its compare-and-set.
+
+    Applied means accepted. Otherwise the previous record tells an exact repeat (a
+    client retrying after a timeout: 200, nothing written again) from a conflict (409)
+    and from a `completed` that never had an `in_progress` (400).
+    """
+    if transition.applied:
+        return Classification(Verdict.ACCEPTED, 200, "accepted")
+    previous = transition.previous
+    if previous is None:
+        # Only `completed` can fail against "no record": it needs an in_progress first.
+        return Classification(
+            Verdict.NOT_STARTED, 400, "workflow.status: completed without a prior in_progress"
+        )
+    current = JobState(previous.state)
+    previous_conclusion = previous.data.get("conclusion")
+    if status is ReportedStatus.IN_PROGRESS:
+        if current in (JobState.IN_PROGRESS, JobState.TIMED_OUT):
+            # TIMED_OUT still means "this in_progress was accepted earlier".
+            return Classification(Verdict.DUPLICATE, 200, "duplicate")
+        return Classification(
+            Verdict.CONFLICT, 409, "workflow.status: in_progress after the job completed"
+        )
+    if current is JobState.COMPLETED and previous_conclusion == conclusion:
+        return Classification(Verdict.DUPLICATE, 200, "duplicate")
+    if current is JobState.COMPLETED:
+        return Classification(
+            Verdict.CONFLICT,
+            409,
+            f"workflow.conclusion: job already completed as {previous_conclusion!r}",
+        )
+    # Unreachable with TRANSITIONS as defined; a store answering oddly is a conflict.
+    return Classification(Verdict.CONFLICT, 409, f"job is {current}, cannot accept {status}")
+
+
+def timed_out_record(data: Mapping[str, Any]) -> JobRecord:
+    """The record the sweeper writes when it finalises a zombie."""
+    return JobRecord(state=str(JobState.TIMED_OUT), data={**data, "conclusion": "timed_out"})
