@@ -1,0 +1,82 @@
+"""The Jinja environment of the dashboard: packaged templates, display filters, the CSS."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+
+from crcr.hud.queries import WINDOW_CHOICES
+from crcr.hud.web import display, views
+
+EVENT_NAMES = {
+    "pull_request": "Pull requests",
+    "push": "Pushes to main",
+    "nightly": "Nightly",
+    "periodic": "Periodic",
+}
+
+
+@cache
+def environment() -> Environment:
+    """Build the template environment once; StrictUndefined turns a typo into an error."""
+    env = Environment(
+        loader=PackageLoader("crcr.hud.web", "templates"),
+        autoescape=select_autoescape(["html"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters.update(
+        rate_tone=display.pass_rate_tone,
+        percent=display.percent,
+        duration=display.duration,
+        ago=display.ago,
+        timestamp=display.timestamp,
+        short_sha=display.short_sha,
+        outcome=display.outcome,
+        outcome_tone=display.outcome_tone,
+        outcome_icon=display.outcome_icon,
+        level_name=lambda level: display.LEVEL_NAMES.get(level or "", "Not on the allowlist"),
+        event_name=lambda event: EVENT_NAMES.get(event, event),
+        cell_outcome=views.cell_outcome,
+        attempt_outcome=views.attempt_outcome,
+        cell_tooltip=views.cell_tooltip,
+        tests_text=views.tests_text,
+    )
+    env.globals["windows"] = WINDOW_CHOICES
+    return env
+
+
+@cache
+def stylesheet() -> tuple[bytes, str]:
+    """The CSS and a short hash of it, so its URL changes whenever its content does."""
+    css = resources.files("crcr.hud.web").joinpath("static/hud.css").read_bytes()
+    return css, hashlib.sha256(css).hexdigest()[:12]
+
+
+def render(template: str, *, prefix: str, upstream_repo: str, section: str, **context: Any) -> str:
+    """Render a page with the chrome every page shares (navigation, CSS link, footer)."""
+    _, version = stylesheet()
+    nav = (
+        ("summary", "Backends", prefix),
+        ("metrics", "Latency", f"{prefix}/metrics"),
+        ("nightly", "Nightly", f"{prefix}/nightly"),
+    )
+    return (
+        environment()
+        .get_template(template)
+        .render(
+            base=prefix,
+            nav=nav,
+            section=section,
+            upstream_repo=upstream_repo,
+            static_url=f"{prefix}/static/hud.css?v={version}",
+            rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
+            **context,
+        )
+    )

@@ -1,0 +1,195 @@
+"""The dashboard's HTTP routes: read the query facade, shape, render. Nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
+
+from crcr.hud.queries import WINDOW_CHOICES, HudQueries
+from crcr.hud.web import views
+from crcr.hud.web.render import EVENT_NAMES, render, stylesheet
+
+DEFAULT_WINDOW = 7
+PER_PAGE = 25
+
+QueriesSource = HudQueries | Callable[[], HudQueries]
+
+
+class BadParameter(Exception):
+    """A query parameter the pages cannot use; the message names it."""
+
+
+def _window(params: Mapping[str, str]) -> int:
+    raw = params.get("window", str(DEFAULT_WINDOW))
+    if not raw.isdigit() or int(raw) not in WINDOW_CHOICES:
+        choices = ", ".join(str(days) for days in WINDOW_CHOICES)
+        raise BadParameter(f"window must be one of {choices} (days), got {raw!r}")
+    return int(raw)
+
+
+def _event(params: Mapping[str, str]) -> str | None:
+    raw = params.get("event") or None
+    if raw is not None and raw not in EVENT_NAMES:
+        raise BadParameter(f"event must be one of {', '.join(EVENT_NAMES)}, got {raw!r}")
+    return raw
+
+
+def _page(params: Mapping[str, str]) -> int:
+    raw = params.get("page", "1")
+    if not raw.isdigit() or int(raw) < 1:
+        raise BadParameter(f"page must be a positive whole number, got {raw!r}")
+    return int(raw)
+
+
+def _href(path: str, **params: object) -> str:
+    """A link with the non-default parameters only, so URLs stay short and shareable."""
+    defaults = {"window": DEFAULT_WINDOW, "page": 1}
+    kept = {k: v for k, v in params.items() if v not in (None, "") and v != defaults.get(k)}
+    return f"{path}?{urlencode(kept)}" if kept else path
+
+
+def pages_router(
+    queries: QueriesSource, *, upstream_repo: str = "pytorch/pytorch", prefix: str = "/crcr"
+) -> APIRouter:
+    """Build the dashboard routes under `prefix`.
+
+    `queries` is the HUD's query facade, or a callable returning it when the facade is
+    only built at start-up (e.g. `lambda: app.state.hud.queries`).
+    """
+    router = APIRouter(tags=["hud pages"])
+
+    def facade() -> HudQueries:
+        return queries if isinstance(queries, HudQueries) else queries()
+
+    def page(template: str, section: str, status_code: int = 200, **context: Any) -> HTMLResponse:
+        html = render(
+            template, prefix=prefix, upstream_repo=upstream_repo, section=section, **context
+        )
+        return HTMLResponse(html, status_code=status_code)
+
+    def error(status_code: int, heading: str, message: str, icon: str = "⚠") -> HTMLResponse:
+        return page("error.html", "", status_code, heading=heading, message=message, icon=icon)
+
+    def backend_href(repo: str) -> str:
+        return f"{prefix}/{quote(repo)}"
+
+    def pr_href(number: int) -> str:
+        return f"{prefix}/pr/{number}"
+
+    @router.get(f"{prefix}/static/hud.css", include_in_schema=False)
+    async def css() -> Response:
+        body, _ = stylesheet()
+        # The page links the CSS with its content hash, so it can be cached for long.
+        headers = {"Cache-Control": "public, max-age=31536000, immutable"}
+        return Response(body, media_type="text/css", headers=headers)
+
+    @router.get(prefix, response_class=HTMLResponse)
+    @router.get(f"{prefix}/", response_class=HTMLResponse, include_in_schema=False)
+    async def summary_page(request: Request) -> HTMLResponse:
+        """Every backend's health, grouped by level, worst first."""
+        try:
+            window, event = _window(request.query_params), _event(request.query_params)
+        except BadParameter as exc:
+            return error(400, "Bad request", str(exc))
+        summary = await facade().summary(window, event)
+        stats = summary.stats
+        share = f"{100 * stats.failures / stats.runs:.1f}% of jobs" if stats.runs else "no jobs"
+        return page(
+            "summary.html",
+            "summary",
+            summary=summary,
+            groups=views.group_by_level(summary.backends),
+            sparks={row.repo: views.trend_sparkline(row) for row in summary.backends},
+            active_count=sum(1 for row in summary.backends if row.active),
+            failure_share=share,
+            event_label=EVENT_NAMES.get(event or "", ""),
+            event_types=[(None, "All"), *EVENT_NAMES.items()],
+            window_href=lambda days: _href(prefix, window=days, event=event),
+            event_href=lambda key: _href(prefix, window=window, event=key),
+            backend_href=backend_href,
+        )
+
+    @router.get(f"{prefix}/metrics", response_class=HTMLResponse)
+    async def metrics_page(request: Request) -> HTMLResponse:
+        """Queue and execution time percentiles per backend, day by day."""
+        try:
+            window = _window(request.query_params)
+        except BadParameter as exc:
+            return error(400, "Bad request", str(exc))
+        points = await facade().latency_percentiles(window)
+        return page(
+            "metrics.html",
+            "metrics",
+            window=window,
+            panels=views.latency_panels(points),
+            window_href=lambda days: _href(f"{prefix}/metrics", window=days),
+            backend_href=backend_href,
+        )
+
+    @router.get(f"{prefix}/nightly", response_class=HTMLResponse)
+    async def nightly_page(request: Request) -> HTMLResponse:
+        """The latest upstream commit each backend's scheduled runs tested."""
+        try:
+            window = _window(request.query_params)
+        except BadParameter as exc:
+            return error(400, "Bad request", str(exc))
+        rows = await facade().periodic(window)
+        return page(
+            "nightly.html",
+            "nightly",
+            window=window,
+            rows=rows,
+            window_href=lambda days: _href(f"{prefix}/nightly", window=days),
+            backend_href=backend_href,
+        )
+
+    @router.get(prefix + "/pr/{number}", response_class=HTMLResponse)
+    async def pr_page(number: str) -> HTMLResponse:
+        """Every backend's jobs for one upstream pull request."""
+        if not number.isdigit() or int(number) < 1:
+            return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
+        view = await facade().pr(int(number))
+        return page(
+            "pr.html",
+            "",
+            view=view,
+            backends=views.pr_backends(view),
+            backend_href=backend_href,
+        )
+
+    @router.get(prefix + "/{owner}/{repo}", response_class=HTMLResponse)
+    async def backend_page(owner: str, repo: str, request: Request) -> HTMLResponse:
+        """A backend's figures and its matrix of recent upstream commits by job."""
+        params = request.query_params
+        try:
+            window, number, event = _window(params), _page(params), _event(params)
+        except BadParameter as exc:
+            return error(400, "Bad request", str(exc))
+        full_name = f"{owner}/{repo}"
+        result = await facade().backend(full_name, window, number, PER_PAGE, event_type=event)
+        if result is None:
+            message = f"No results have been recorded for {full_name}."
+            return error(404, "Unknown backend", message, "🔭")
+        path = backend_href(full_name)
+        pages = result.pagination
+        return page(
+            "backend.html",
+            "",
+            page=result,
+            headers=views.matrix_headers(result),
+            legend=("success", "failure", "timed_out", "cancelled", "in_progress"),
+            window_href=lambda days: _href(path, window=days, event=event),
+            newer_href=_href(path, window=window, event=event, page=number - 1)
+            if number > 1
+            else None,
+            older_href=_href(path, window=window, event=event, page=number + 1)
+            if number < pages.pages
+            else None,
+            pr_href=pr_href,
+        )
+
+    return router
