@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from crcr.stores.state import JobRecord, StateStore
+from crcr.stores.state import JobRecord, QueueStats, StateStore, Transition
 
 TTL = 3600
 
@@ -101,7 +101,7 @@ async def test_without_none_in_allowed_from_a_missing_job_is_not_created(
 ) -> None:
     new = JobRecord("IN_PROGRESS")
     result = await store.transition_job("job", allowed_from=["DISPATCHED"], new=new, ttl=TTL)
-    assert result == result.__class__(applied=False, previous=None)
+    assert result == Transition(applied=False, previous=None)
     assert await store.get_job("job") is None
 
 
@@ -211,3 +211,198 @@ async def test_records_expire_after_their_ttl(store: StateStore) -> None:
         "job", allowed_from=[None], new=JobRecord("DISPATCHED"), ttl=TTL
     )
     assert created.applied and created.previous is None
+
+
+# --- durable retry queues with leases -------------------------------------------
+
+
+async def test_enqueue_is_idempotent_per_item(store: StateStore) -> None:
+    assert await store.enqueue("hud", "item-1", {"body": 1}) is True
+    assert await store.enqueue("hud", "item-1", {"body": 2}) is False
+    leased = await store.lease("hud", lease_seconds=30)
+    assert [(item.item_id, item.payload, item.attempts) for item in leased] == [
+        ("item-1", {"body": 1}, 0)
+    ]
+    assert abs(leased[0].enqueued_at - time.time()) < 5
+
+
+async def test_a_leased_item_is_not_handed_to_another_worker(store: StateStore) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    first = await store.lease("hud", lease_seconds=30)
+    assert [item.item_id for item in first] == ["item-1"]
+    assert await store.lease("hud", lease_seconds=30) == []
+    assert (await store.queue_stats("hud")).depth == 1
+
+
+async def test_concurrent_workers_each_get_distinct_items(store: StateStore) -> None:
+    for index in range(20):
+        await store.enqueue("hud", f"item-{index}", {"i": index})
+    batches = await asyncio.gather(
+        *(store.lease("hud", lease_seconds=30, limit=3) for _ in range(12))
+    )
+    handed_out = [item.item_id for batch in batches for item in batch]
+    assert sorted(handed_out) == sorted(f"item-{index}" for index in range(20))
+
+
+async def test_an_expired_lease_hands_the_item_out_again(store: StateStore) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (lost,) = await store.lease("hud", lease_seconds=0.3)
+    assert await store.lease("hud", lease_seconds=30) == []
+    retaken = []
+
+    async def leased_again() -> bool:
+        retaken.extend(await store.lease("hud", lease_seconds=30))
+        return bool(retaken)
+
+    assert await wait_until(leased_again) >= 0.2
+    (item,) = retaken
+    assert (item.item_id, item.attempts, item.enqueued_at) == ("item-1", 0, lost.enqueued_at)
+    assert item.lease_token != lost.lease_token
+    assert await store.ack("hud", "item-1", lost.lease_token) is False
+    assert await store.release("hud", "item-1", lost.lease_token, delay=0) is False
+    assert await store.ack("hud", "item-1", item.lease_token) is True
+
+
+async def test_ack_removes_the_item_for_good(store: StateStore) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (item,) = await store.lease("hud", lease_seconds=30)
+    assert await store.ack("hud", "item-1", "not-the-token") is False
+    assert await store.ack("hud", "item-1", item.lease_token) is True
+    assert await store.ack("hud", "item-1", item.lease_token) is False
+    assert await store.queue_stats("hud") == QueueStats(depth=0, oldest_age_seconds=0.0)
+    assert await store.enqueue("hud", "item-1", {"body": 2}) is True
+
+
+async def test_release_counts_the_attempt_replaces_the_payload_and_delays(
+    store: StateStore,
+) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (item,) = await store.lease("hud", lease_seconds=30)
+    assert await store.release("hud", "item-1", "not-the-token", delay=0) is False
+    assert await store.release("hud", "item-1", item.lease_token, delay=60, payload={"body": 2})
+    assert await store.release("hud", "item-1", item.lease_token, delay=0) is False
+    assert await store.lease("hud", lease_seconds=30) == []
+    assert (await store.queue_stats("hud")).depth == 1
+
+    await store.enqueue("other", "item-2", {"body": 3})
+    (again,) = await store.lease("other", lease_seconds=30)
+    assert await store.release("other", "item-2", again.lease_token, delay=0)
+    (third,) = await store.lease("other", lease_seconds=30)
+    assert (third.attempts, third.payload) == (1, {"body": 3})
+
+
+async def test_released_payload_replacement_is_what_the_next_lease_sees(
+    store: StateStore,
+) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (item,) = await store.lease("hud", lease_seconds=30)
+    await store.release("hud", "item-1", item.lease_token, delay=0, payload={"body": 2})
+    (again,) = await store.lease("hud", lease_seconds=30)
+    assert (again.payload, again.attempts) == ({"body": 2}, 1)
+
+
+async def test_lease_hands_out_the_earliest_ready_items_up_to_the_limit(
+    store: StateStore,
+) -> None:
+    await store.enqueue("hud", "later", {}, delay=0.0)
+    await store.enqueue("hud", "delayed", {}, delay=60)
+    await store.enqueue("hud", "later-still", {}, delay=0.0)
+    first = await store.lease("hud", lease_seconds=30, limit=1)
+    rest = await store.lease("hud", lease_seconds=30, limit=10)
+    assert [item.item_id for item in first + rest] == ["later", "later-still"]
+    assert await store.lease("other-queue", lease_seconds=30) == []
+
+
+async def test_queue_stats_count_every_item_and_age_the_oldest(store: StateStore) -> None:
+    assert (await store.queue_stats("hud")).depth == 0
+    await store.enqueue("hud", "ready", {})
+    await store.enqueue("hud", "delayed", {}, delay=60)
+    await store.enqueue("hud", "leased", {})
+    await store.lease("hud", lease_seconds=30, limit=1)
+
+    async def aged() -> bool:
+        return (await store.queue_stats("hud")).oldest_age_seconds >= 0.1
+
+    await wait_until(aged)
+    stats = await store.queue_stats("hud")
+    assert stats.depth == 3
+    assert 0.1 <= stats.oldest_age_seconds < 5
+
+
+# --- in-progress tracker ----------------------------------------------------------
+
+
+async def test_overdue_lists_due_jobs_earliest_first(store: StateStore) -> None:
+    await store.track_deadline("job-a", 1000.0)
+    await store.track_deadline("job-b", 500.0)
+    await store.track_deadline("job-c", 2000.0)
+    assert await store.overdue(1500.0) == ["job-b", "job-a"]
+    assert await store.overdue(1000.0, limit=1) == ["job-b"]
+    assert await store.overdue(499.0) == []
+
+
+async def test_untrack_and_retrack_change_the_deadline(store: StateStore) -> None:
+    await store.track_deadline("job-a", 1000.0)
+    await store.track_deadline("job-b", 500.0)
+    await store.untrack_deadline("job-b")
+    await store.track_deadline("job-a", 3000.0)
+    assert await store.overdue(2000.0) == []
+    assert await store.overdue(3000.0) == ["job-a"]
+    await store.untrack_deadline("never-tracked")
+
+
+# --- flags and job summaries ------------------------------------------------------
+
+
+async def test_flags_are_per_name_sha_and_repo(store: StateStore) -> None:
+    assert await store.has_flag("check-runs-wanted", "sha1", "org/r") is False
+    await store.set_flag("check-runs-wanted", "sha1", "org/r", TTL)
+    assert await store.has_flag("check-runs-wanted", "sha1", "org/r") is True
+    assert await store.has_flag("check-runs-wanted", "sha2", "org/r") is False
+    assert await store.has_flag("check-runs-wanted", "sha1", "org/other") is False
+    assert await store.has_flag("notified", "sha1", "org/r") is False
+
+
+async def test_job_summaries_are_replaced_per_job_and_grouped(store: StateStore) -> None:
+    assert await store.job_summaries("sha1", "org/r") == {}
+    await store.put_job_summary("sha1", "org/r", "j:1 {a}", {"status": "in_progress"}, TTL)
+    await store.put_job_summary("sha1", "org/r", "j:2", {"status": "in_progress"}, TTL)
+    await store.put_job_summary("sha1", "org/r", "j:1 {a}", {"status": "completed"}, TTL)
+    await store.put_job_summary("sha1", "org/r2", "j:3", {"status": "queued"}, TTL)
+    await store.put_job_summary("sha2", "org/r", "j:4", {"status": "queued"}, TTL)
+    assert await store.job_summaries("sha1", "org/r") == {
+        "j:1 {a}": {"status": "completed"},
+        "j:2": {"status": "in_progress"},
+    }
+
+
+# --- leader lock ------------------------------------------------------------------
+
+
+async def test_lock_is_held_by_one_owner_and_renewed_by_it(store: StateStore) -> None:
+    assert await store.acquire_lock("sweeper", "instance-a", 30) is True
+    assert await store.acquire_lock("sweeper", "instance-b", 30) is False
+    assert await store.acquire_lock("sweeper", "instance-a", 30) is True
+    await store.release_lock("sweeper", "instance-b")
+    assert await store.acquire_lock("sweeper", "instance-b", 30) is False
+    await store.release_lock("sweeper", "instance-a")
+    assert await store.acquire_lock("sweeper", "instance-b", 30) is True
+    assert await store.acquire_lock("other-lock", "instance-a", 30) is True
+
+
+async def test_an_expired_lock_can_be_taken_over(store: StateStore) -> None:
+    assert await store.acquire_lock("sweeper", "instance-a", 0.3) is True
+    assert await store.acquire_lock("sweeper", "instance-b", 30) is False
+
+    async def taken_over() -> bool:
+        return await store.acquire_lock("sweeper", "instance-b", 30)
+
+    assert await wait_until(taken_over) >= 0.2
+    assert await store.acquire_lock("sweeper", "instance-a", 30) is False
+
+
+async def test_only_one_of_many_concurrent_contenders_gets_the_lock(store: StateStore) -> None:
+    won = await asyncio.gather(
+        *(store.acquire_lock("sweeper", f"instance-{i}", 30) for i in range(50))
+    )
+    assert sum(won) == 1
