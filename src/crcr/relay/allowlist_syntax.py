@@ -124,7 +124,7 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
         message += f" at line {mark.line + 1}, column {mark.column + 1}"
     message += f": {exc.problem or exc.context or 'invalid YAML'}"
     if exc.problem and exc.context and exc.context_mark:
-        message += f" ({exc.context} that starts at line {exc.context_mark.line + 1})"
+        message += f" ({exc.context} at line {exc.context_mark.line + 1})"
     return message
 
 
