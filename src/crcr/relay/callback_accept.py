@@ -77,7 +77,7 @@ async def process_job_callback(
             # What the sweeper needs to write a timed_out row if the job never completes.
             verified_repo=verified_repo,
             level=str(level),
-            dispatch=trusted_dispatch,
+            record=record.to_store(),
             callback=without_echoed_payload(document),
         )
     else:

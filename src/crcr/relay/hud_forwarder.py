@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import httpx
 
 from crcr.relay.metrics_callback import HUD_FORWARDS
+from crcr.settings import Settings
 from crcr.stores.keys import encode
 from crcr.stores.state import StateStore
 
@@ -209,3 +210,21 @@ class HudForwarder:
         """Put a body in the durable retry queue; False if it is queued already."""
         payload = {"body": dict(body), "expect": dict(expect) if expect else None}
         return await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+
+
+def forwarder_from_settings(
+    settings: Settings,
+    store: StateStore,
+    *,
+    http: httpx.AsyncClient,
+    ingestor: Ingestor | None = None,
+) -> HudForwarder:
+    """Forward over HTTP when `CRCR_HUD_URL` is set, else to the in-process HUD."""
+    if settings.hud_url:
+        token = settings.hud_token.get_secret_value() if settings.hud_token else None
+        transport: HudTransport = HttpHudTransport(settings.hud_url, token, http)
+    elif ingestor is not None:
+        transport = InProcessHudTransport(ingestor)
+    else:
+        raise ValueError("no HUD: set CRCR_HUD_URL or pass the in-process HUD's ingestor")
+    return HudForwarder(transport, store, timeout=settings.hud_timeout)

@@ -1,0 +1,292 @@
+"""The sweeper: finalises zombie jobs and retries queued deliveries (SPEC §1, §7).
+
+One leader across instances (a lock in the state store) runs it in the background;
+`crcr sweep` runs one pass. Every step is safe to run twice or concurrently: zombies
+are finalised by an atomic transition, queue items are handed out under leases.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from crcr.relay.allowlist import Level
+from crcr.relay.callback_accept import run_hooks
+from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook
+from crcr.relay.hud_body import build_hud_body, dispatch_section, elapsed, payload_for_timeout
+from crcr.relay.hud_forwarder import HUD_QUEUE, Delivery, HudForwarder
+from crcr.relay.job_state import TIMEOUT_FROM, JobState, timed_out_record
+from crcr.relay.metrics_callback import (
+    HUD_FORWARDS,
+    QUEUE_DEPTH,
+    QUEUE_OLDEST_AGE,
+    ZOMBIES_FINALISED,
+)
+from crcr.relay.records import DispatchRecord
+from crcr.settings import Settings
+from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+LOCK_NAME = "sweeper"
+
+
+class HandlerResult(StrEnum):
+    """What a queue handler made of one item."""
+
+    DONE = "done"  # acknowledged: delivered, or no longer needed
+    RETRY = "retry"  # released with backoff
+    DROP = "drop"  # acknowledged and logged: retrying can never succeed
+
+
+QueueHandler = Callable[[LeasedItem], Awaitable[HandlerResult]]
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Exponential backoff with jitter: base * 2^attempts, capped, times 0.5-1.0.
+
+    The jitter spreads the retries of items that failed together (a HUD outage queues
+    many at once) so that they do not hit the HUD together when it comes back.
+    """
+
+    base: float = 5.0
+    cap: float = 900.0
+    random: Callable[[], float] = random.random
+
+    def delay(self, attempts: int) -> float:
+        """Seconds before the next try of an item that has failed `attempts` times."""
+        ceiling = min(self.cap, self.base * 2.0 ** min(attempts, 30))
+        return float(ceiling * (0.5 + self.random() / 2))
+
+
+@dataclass
+class SweepReport:
+    """What one pass did, for the CLI and the tests."""
+
+    zombies_finalised: int = 0
+    handled: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def count(self, queue: str, result: HandlerResult) -> None:
+        """Count one handled item."""
+        per_queue = self.handled.setdefault(queue, {})
+        per_queue[str(result)] = per_queue.get(str(result), 0) + 1
+
+
+def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandler:
+    """Retry one queued HUD body, unless the job has moved on since it was queued.
+
+    A queued in_progress delivered after the job's completed row would regress the
+    row, and a queued timed_out would overwrite the late truth: such stale items are
+    acknowledged unsent (the newer body already carries everything they did).
+    """
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        expect = item.payload.get("expect")
+        if isinstance(expect, Mapping) and expect.get("job_key"):
+            job = await store.get_job(str(expect["job_key"]))
+            stale = job is not None and (
+                job.state != expect.get("state")
+                or job.data.get("conclusion") != expect.get("conclusion")
+            )
+            if stale:
+                HUD_FORWARDS.labels(result="stale").inc()
+                return HandlerResult.DONE
+        result = await forwarder.try_send(item.payload["body"])
+        if result.delivery is Delivery.DELIVERED:
+            HUD_FORWARDS.labels(result="retried").inc()
+            return HandlerResult.DONE
+        if result.delivery is Delivery.REJECTED:
+            log.error(
+                "HUD refused queued item %s with HTTP %s: %s",
+                item.item_id,
+                result.status_code,
+                result.message,
+            )
+            HUD_FORWARDS.labels(result="dropped").inc()
+            return HandlerResult.DROP
+        return HandlerResult.RETRY
+
+    return handle
+
+
+class Sweeper:
+    """Finalise zombies, then drain every retry queue through its handler."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        forwarder: HudForwarder,
+        settings: Settings,
+        *,
+        queue_handlers: Mapping[str, QueueHandler] | None = None,
+        on_timed_out: Sequence[AcceptedHook] = (),
+        instance_id: str | None = None,
+        clock: Callable[[], float] = time.time,
+        backoff: Backoff | None = None,
+        lease_seconds: float = 60.0,
+        batch_size: int = 50,
+        hook_budget: float = 10.0,
+    ) -> None:
+        self._store = store
+        self._forwarder = forwarder
+        self._settings = settings
+        self.queue_handlers: dict[str, QueueHandler] = {
+            HUD_QUEUE: hud_queue_handler(store, forwarder),
+            **(queue_handlers or {}),
+        }
+        self._on_timed_out = list(on_timed_out)
+        self.instance_id = instance_id or uuid.uuid4().hex
+        self._clock = clock
+        self._backoff = backoff or Backoff()
+        self._lease_seconds = lease_seconds
+        self._batch_size = batch_size
+        self._hook_budget = hook_budget
+
+    async def sweep_once(self) -> SweepReport:
+        """One full pass: zombies first, so their HUD rows go out in the same pass."""
+        report = SweepReport()
+        report.zombies_finalised = await self.finalise_zombies()
+        for queue, handler in self.queue_handlers.items():
+            await self.drain(queue, handler, report)
+        await self.export_queue_gauges()
+        return report
+
+    async def finalise_zombies(self) -> int:
+        """Time out every job in progress past `CRCR_ZOMBIE_TIMEOUT`; return how many."""
+        now = self._clock()
+        finalised = 0
+        while True:
+            keys = await self._store.overdue(now, limit=self._batch_size)
+            for key in keys:
+                finalised += await self._finalise(key, now)
+            if len(keys) < self._batch_size:
+                return finalised
+
+    async def _finalise(self, key: str, now: float) -> int:
+        job = await self._store.get_job(key)
+        if job is None or job.state != JobState.IN_PROGRESS or "record" not in job.data:
+            await self._store.untrack_deadline(key)
+            return 0
+        data = job.data
+        record = DispatchRecord.from_store(data["record"])
+        level = Level[str(data["level"])]
+        hud_body = build_hud_body(
+            verified_repo=str(data["verified_repo"]),
+            level=str(level),
+            queue_time=data.get("queue_time"),
+            execution_time=elapsed(now, data.get("in_progress_at")),
+            dispatch=dispatch_section(record.context),
+            callback_payload=payload_for_timeout(data.get("callback") or {}, completed_at=now),
+        )
+        # Queued *before* the transition: a crash in between leaves a queued body the
+        # queue handler drops as stale if the transition never happened, instead of a
+        # TIMED_OUT job whose HUD row was never written.
+        expect = {"job_key": key, "state": str(JobState.TIMED_OUT), "conclusion": "timed_out"}
+        await self._forwarder.enqueue(hud_body, expect=expect, item_id=f"timeout:{key}")
+        transition = await self._store.transition_job(
+            key,
+            allowed_from={None if s is None else str(s) for s in TIMEOUT_FROM},
+            new=timed_out_record({"timed_out_at": now}),
+            ttl=self._settings.status_ttl,
+        )
+        await self._store.untrack_deadline(key)
+        if not transition.applied:
+            return 0
+        ZOMBIES_FINALISED.inc()
+        accepted = AcceptedCallback(
+            verified_repo=str(data["verified_repo"]),
+            level=level,
+            body=None,
+            callback_payload=hud_body["untrusted"]["callback_payload"],
+            record=record,
+            job_key=key,
+            state=JobState.TIMED_OUT,
+            hud_body=hud_body,
+            hud_delivery=Delivery.QUEUED,
+            source="sweeper",
+        )
+        await run_hooks(self._on_timed_out, accepted, budget=self._hook_budget)
+        return 1
+
+    async def drain(self, queue: str, handler: QueueHandler, report: SweepReport) -> None:
+        """Handle every item of `queue` that is ready now, one leased batch at a time."""
+        seen: set[str] = set()
+        while True:
+            items = await self._store.lease(
+                queue, lease_seconds=self._lease_seconds, limit=self._batch_size
+            )
+            fresh = [item for item in items if item.item_id not in seen]
+            for item in fresh:
+                seen.add(item.item_id)
+                result = await self._handle(queue, handler, item)
+                report.count(queue, result)
+            if len(items) < self._batch_size or not fresh:
+                return
+
+    async def _handle(self, queue: str, handler: QueueHandler, item: LeasedItem) -> HandlerResult:
+        try:
+            result = await handler(item)
+        except StateStoreUnavailable:
+            raise
+        except Exception:
+            log.exception("%s queue handler failed on item %s", queue, item.item_id)
+            result = HandlerResult.RETRY
+        if result is HandlerResult.RETRY:
+            delay = self._backoff.delay(item.attempts)
+            await self._store.release(queue, item.item_id, item.lease_token, delay=delay)
+        else:
+            await self._store.ack(queue, item.item_id, item.lease_token)
+        return result
+
+    async def export_queue_gauges(self) -> None:
+        """Publish depth and oldest age of every queue for `/metrics`."""
+        for queue in self.queue_handlers:
+            stats = await self._store.queue_stats(queue)
+            QUEUE_DEPTH.labels(queue=queue).set(stats.depth)
+            QUEUE_OLDEST_AGE.labels(queue=queue).set(stats.oldest_age_seconds)
+
+    async def run(self, stop: asyncio.Event, *, interval: float = 15.0) -> None:
+        """Sweep every `interval` seconds while this instance holds the leader lock."""
+        try:
+            while not stop.is_set():
+                try:
+                    if await self._store.acquire_lock(LOCK_NAME, self.instance_id, interval * 4):
+                        await self.sweep_once()
+                except StateStoreUnavailable as exc:
+                    log.warning("sweeper: state store unavailable: %s", exc)
+                except Exception:
+                    log.exception("sweeper pass failed")
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=interval)
+        finally:
+            with contextlib.suppress(StateStoreUnavailable):
+                await self._store.release_lock(LOCK_NAME, self.instance_id)
+
+
+@dataclass
+class BackgroundSweeper:
+    """The sweeper as an asyncio task, for the app's lifespan."""
+
+    sweeper: Sweeper
+    interval: float = 15.0
+    _stop: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Start sweeping in the background."""
+        self._task = asyncio.create_task(self.sweeper.run(self._stop, interval=self.interval))
+
+    async def stop(self) -> None:
+        """Stop after the current pass and give up the leader lock."""
+        self._stop.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
