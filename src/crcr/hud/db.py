@@ -1,0 +1,96 @@
+"""Connections to the results store: embedded SQLite (WAL) or PostgreSQL through psycopg 3.
+
+Migrations are Alembic scripts shipped in the package and applied programmatically, so a
+fresh deployment needs no `alembic.ini`: `open_hud` and `crcr hud migrate` both call
+`migrate`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+
+# Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
+# when several instances start at once.
+_MIGRATION_LOCK_ID = 0x637263725F687564  # "crcr_hud"
+_IMMEDIATE = "crcr_sqlite_immediate"
+
+
+def normalise_url(url: str) -> str:
+    """Route plain `postgresql://` (and `postgres://`) URLs to the psycopg 3 driver."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url.removeprefix(prefix)
+    return url
+
+
+def create_results_engine(url: str, *, pool_size: int = 10) -> Engine:
+    """An engine for the results store; SQLite gets WAL, a busy timeout and its directory."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
+    if parsed.database and parsed.database != ":memory:":
+        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    _configure_sqlite(engine)
+    return engine
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    """Let SQLAlchemy own transactions and make writers take the lock up front.
+
+    pysqlite's own BEGIN is deferred: two threads that both read then write deadlock into
+    SQLITE_BUSY. Writes start with BEGIN IMMEDIATE instead (see `write_transaction`).
+    """
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection) -> None:
+        immediate = connection.get_execution_options().get(_IMMEDIATE, False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+@contextmanager
+def write_transaction(engine: Engine) -> Iterator[Connection]:
+    """A connection inside a write transaction, committed on success."""
+    with engine.connect() as connection:
+        connection = connection.execution_options(**{_IMMEDIATE: True})
+        with connection.begin():
+            yield connection
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest migration (idempotent, safe across instances)."""
+    from alembic import command
+    from alembic.config import Config
+
+    config = Config()
+    config.set_main_option("script_location", "crcr.hud:migrations")
+    with engine.connect() as connection:
+        postgres = connection.dialect.name == "postgresql"
+        if postgres:
+            connection.execute(text("SELECT pg_advisory_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
+            connection.commit()
+        try:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "head")
+            connection.commit()
+        finally:
+            if postgres:
+                connection.execute(
+                    text("SELECT pg_advisory_unlock(:id)"), {"id": _MIGRATION_LOCK_ID}
+                )
+                connection.commit()

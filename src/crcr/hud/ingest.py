@@ -1,0 +1,278 @@
+"""HUD ingestion (SPEC §6): turn a results body into a job report, and store it.
+
+`parse_result_body` is pure: it validates the body and decides where each field comes
+from. `trusted` (written by the relay) is authoritative for identity, level and timing;
+`trusted.dispatch`, when present (our relay), is authoritative for the upstream context.
+Without it (PyTorch's relay) the upstream context comes from the echoed webhook payload,
+as the reference HUD reads it.
+
+`HudIngestor` is the one entry point for writes: the HTTP route and the relay's
+in-process forwarding both call `ingest`, so both get the same checks and answers.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from anyio import to_thread
+from sqlalchemy import Engine
+
+from crcr.hud.writer import write_report
+
+NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
+SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
+STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
+_REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_WORD = re.compile(r"^[a-z_]{1,30}$")
+
+
+class IngestRejected(Exception):
+    """The body is unacceptable; `status_code` is the 4xx to answer, `message` says why."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """One callback's view of a job execution; None means the body did not carry it."""
+
+    downstream_repo: str
+    downstream_repo_level: str | None
+    upstream_repo: str
+    event_type: str
+    pr_number: int
+    head_sha: str
+    delivery_id: str
+    workflow_name: str
+    job_name: str
+    run_id: str
+    run_attempt: int
+    check_run_id: str
+    status: str
+    conclusion: str | None
+    started_at: datetime | None
+    completed_at: datetime | None
+    queue_time: float | None
+    execution_time: float | None
+    passed: int | None
+    failed: int | None
+    skipped: int | None
+    total_tests: int | None
+    workflow_run_url: str | None
+    artifact_url: str | None
+
+    @property
+    def job_key(self) -> str:
+        """Digest of the execution's identity: a re-run (new attempt or check run) differs."""
+        parts = (
+            self.downstream_repo.lower(),
+            self.delivery_id,
+            self.workflow_name,
+            self.job_name,
+            self.run_id,
+            str(self.run_attempt),
+            self.check_run_id,
+        )
+        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What a write did: `created` a row, `updated` it, or found it `unchanged`."""
+
+    outcome: str
+    job_key: str
+
+
+def _object(value: Any, path: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise IngestRejected(400, f"{path} must be an object")
+    return value
+
+
+def _text(
+    source: Mapping[str, Any], key: str, path: str, *, max_len: int, required: bool = True
+) -> str | None:
+    value = source.get(key)
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if value is None or value == "":
+        if required:
+            raise IngestRejected(400, f"{path}.{key} is required")
+        return None
+    if not isinstance(value, str):
+        raise IngestRejected(400, f"{path}.{key} must be a string")
+    if len(value) > max_len:
+        raise IngestRejected(400, f"{path}.{key} is longer than {max_len} characters")
+    return value
+
+
+def _required(source: Mapping[str, Any], key: str, path: str, *, max_len: int) -> str:
+    value = _text(source, key, path, max_len=max_len)
+    assert value is not None  # _text raises when a required value is missing
+    return value
+
+
+def _number(source: Mapping[str, Any], key: str, path: str) -> float | None:
+    value = source.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise IngestRejected(400, f"{path}.{key} must be a non-negative number or null")
+    return float(value)
+
+
+def _count(source: Mapping[str, Any], key: str, path: str) -> int | None:
+    value = source.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise IngestRejected(400, f"{path}.{key} must be a non-negative integer")
+    return value
+
+
+def _timestamp(source: Mapping[str, Any], key: str, path: str) -> datetime | None:
+    value = source.get(key)
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise IngestRejected(400, f"{path}.{key} must be an ISO-8601 string or null")
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise IngestRejected(400, f"{path}.{key} is not an ISO-8601 timestamp") from None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _pr_number(value: Any, path: str) -> int:
+    if value is None:
+        return 0
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise IngestRejected(400, f"{path} must be a non-negative integer")
+    return value
+
+
+def _upstream_context(
+    trusted: Mapping[str, Any], callback: Mapping[str, Any], delivery_id: str
+) -> tuple[str, str, int, str]:
+    """(upstream repo, event type, PR number, head SHA), trusted dispatch first."""
+    if trusted.get("dispatch") is not None:
+        dispatch = _object(trusted["dispatch"], "trusted.dispatch")
+        path = "trusted.dispatch"
+        upstream = _required(dispatch, "upstream_repo", path, max_len=200)
+        event_type = _required(dispatch, "event_type", path, max_len=40)
+        pr_number = _pr_number(dispatch.get("pr_number"), f"{path}.pr_number")
+        head_sha = _text(dispatch, "head_sha", path, max_len=64, required=False) or ""
+        if not head_sha and event_type in SELF_REPORT_EVENTS:
+            head_sha = delivery_id[:64]
+        return upstream, event_type, pr_number, head_sha
+    path = "untrusted.callback_payload"
+    event_type = _required(callback, "event_type", path, max_len=40)
+    raw = callback.get("payload")
+    payload = _object(raw, f"{path}.payload") if raw is not None else {}
+    repository = payload.get("repository")
+    upstream = ""
+    if isinstance(repository, Mapping) and isinstance(repository.get("full_name"), str):
+        upstream = repository["full_name"][:200]
+    pr = payload.get("pull_request")
+    pr_number, head_sha = 0, ""
+    if isinstance(pr, Mapping):
+        pr_number = _pr_number(pr.get("number"), f"{path}.payload.pull_request.number")
+        head = pr.get("head")
+        if isinstance(head, Mapping) and isinstance(head.get("sha"), str):
+            head_sha = head["sha"]
+    elif isinstance(payload.get("after"), str):
+        head_sha = payload["after"]
+    if event_type in NO_PR_EVENTS:
+        pr_number = 0
+    if not head_sha and event_type in SELF_REPORT_EVENTS:
+        head_sha = delivery_id
+    return upstream, event_type, pr_number, head_sha[:64]
+
+
+def parse_result_body(body: Any) -> JobReport:
+    """Validate a §6 body and map it to a job report; raises `IngestRejected` (400)."""
+    body = _object(body, "body")
+    trusted = _object(body.get("trusted"), "trusted")
+    untrusted = _object(body.get("untrusted"), "untrusted")
+    callback = _object(untrusted.get("callback_payload"), "untrusted.callback_payload")
+    workflow = _object(callback.get("workflow"), "untrusted.callback_payload.workflow")
+    wf = "untrusted.callback_payload.workflow"
+
+    repo = _required(trusted, "verified_repo", "trusted", max_len=200)
+    if not _REPO.match(repo):
+        raise IngestRejected(400, "trusted.verified_repo must be of the form owner/repo")
+    level = _text(trusted, "downstream_repo_level", "trusted", max_len=8, required=False)
+    metrics_raw = trusted.get("ci_metrics")
+    metrics = _object(metrics_raw, "trusted.ci_metrics") if metrics_raw is not None else {}
+
+    delivery_id = _required(callback, "delivery_id", "untrusted.callback_payload", max_len=200)
+    upstream, event_type, pr_number, head_sha = _upstream_context(trusted, callback, delivery_id)
+
+    status = _required(workflow, "status", wf, max_len=20)
+    if status not in STATUSES:
+        raise IngestRejected(400, f"{wf}.status must be one of {', '.join(sorted(STATUSES))}")
+    conclusion = _text(workflow, "conclusion", wf, max_len=30, required=False)
+    if conclusion is not None and not _WORD.match(conclusion):
+        raise IngestRejected(400, f"{wf}.conclusion is not a check-run conclusion")
+    attempt_text = _text(workflow, "run_attempt", wf, max_len=9, required=False) or "1"
+    if not attempt_text.isdigit() or int(attempt_text) < 1:
+        raise IngestRejected(400, f"{wf}.run_attempt must be a positive integer")
+
+    results_raw = workflow.get("test_results")
+    results = _object(results_raw, f"{wf}.test_results") if results_raw is not None else {}
+    tr = f"{wf}.test_results"
+    passed, failed, skipped = (_count(results, k, tr) for k in ("passed", "failed", "skipped"))
+    total = _count(results, "total", tr)
+    if total is None and results:
+        total = sum(n for n in (passed, failed, skipped) if n is not None)
+
+    return JobReport(
+        downstream_repo=repo,
+        downstream_repo_level=level,
+        upstream_repo=upstream,
+        event_type=event_type,
+        pr_number=pr_number,
+        head_sha=head_sha,
+        delivery_id=delivery_id,
+        workflow_name=_required(workflow, "name", wf, max_len=300),
+        job_name=_text(workflow, "job_name", wf, max_len=300, required=False) or "",
+        run_id=_required(workflow, "run_id", wf, max_len=40),
+        run_attempt=int(attempt_text),
+        check_run_id=_text(workflow, "check_run_id", wf, max_len=40, required=False) or "",
+        status=status,
+        conclusion=conclusion,
+        started_at=_timestamp(workflow, "started_at", wf),
+        completed_at=_timestamp(workflow, "completed_at", wf),
+        queue_time=_number(metrics, "queue_time", "trusted.ci_metrics"),
+        execution_time=_number(metrics, "execution_time", "trusted.ci_metrics"),
+        passed=passed,
+        failed=failed,
+        skipped=skipped,
+        total_tests=total,
+        workflow_run_url=_text(workflow, "url", wf, max_len=2000, required=False),
+        artifact_url=_text(workflow, "artifact_url", wf, max_len=2000, required=False),
+    )
+
+
+class HudIngestor:
+    """Validate and store results bodies; the write runs in a worker thread."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine = engine
+
+    async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
+        """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
+        report = parse_result_body(body)
+        outcome = await to_thread.run_sync(write_report, self._engine, report)
+        return IngestResult(outcome=outcome, job_key=report.job_key)

@@ -1,0 +1,1 @@
+"""Alembic migrations of the results store (applied by `crcr.hud.db.migrate`)."""

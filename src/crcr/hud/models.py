@@ -1,0 +1,166 @@
+"""The results store's tables: job executions, the backends seen, and the rollups kept on write.
+
+The migrations under `crcr/hud/migrations/versions/` create exactly these tables; a change
+here needs a new migration (the schema test compares the two).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Date,
+    DateTime,
+    Dialect,
+    Float,
+    Index,
+    Integer,
+    SmallInteger,
+    String,
+    Text,
+    TypeDecorator,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+# SQLite only auto-increments an INTEGER PRIMARY KEY; PostgreSQL gets a 64-bit key.
+BigId = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """Aware UTC datetimes in and out, on SQLite (which keeps no zone) as on PostgreSQL."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        utc = value.astimezone(UTC)
+        return utc.replace(tzinfo=None) if dialect.name == "sqlite" else utc
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the results store."""
+
+
+class Job(Base):
+    """One job execution reported by a downstream backend (SPEC §6 row fields).
+
+    `job_key` is a digest of the identity (downstream repo, delivery id, workflow name, job
+    name, run id, run attempt, check run id): a re-run is a new row. `day` and
+    `activity_at` are the rollup bucket the row currently counts in.
+    """
+
+    __tablename__ = "hud_jobs"
+
+    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
+    job_key: Mapped[str] = mapped_column(String(64), unique=True)
+    downstream_repo: Mapped[str] = mapped_column(String(200))
+    downstream_repo_level: Mapped[str | None] = mapped_column(String(8))
+    upstream_repo: Mapped[str] = mapped_column(String(200))
+    event_type: Mapped[str] = mapped_column(String(40))
+    pr_number: Mapped[int] = mapped_column(Integer, default=0)
+    head_sha: Mapped[str] = mapped_column(String(64), default="")
+    delivery_id: Mapped[str] = mapped_column(String(200))
+    workflow_name: Mapped[str] = mapped_column(String(300))
+    job_name: Mapped[str] = mapped_column(String(300))
+    run_id: Mapped[str] = mapped_column(String(40))
+    run_attempt: Mapped[int] = mapped_column(Integer, default=1)
+    check_run_id: Mapped[str] = mapped_column(String(40), default="")
+    status: Mapped[str] = mapped_column(String(20))
+    conclusion: Mapped[str | None] = mapped_column(String(30))
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    queue_time: Mapped[float | None] = mapped_column(Float)
+    execution_time: Mapped[float | None] = mapped_column(Float)
+    duration: Mapped[float | None] = mapped_column(Float)
+    passed: Mapped[int | None] = mapped_column(Integer)
+    failed: Mapped[int | None] = mapped_column(Integer)
+    skipped: Mapped[int | None] = mapped_column(Integer)
+    total_tests: Mapped[int | None] = mapped_column(Integer)
+    workflow_run_url: Mapped[str | None] = mapped_column(Text)
+    artifact_url: Mapped[str | None] = mapped_column(Text)
+    received_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    day: Mapped[date] = mapped_column(Date)
+
+    __table_args__ = (
+        Index("ix_hud_jobs_repo_activity", "downstream_repo", "activity_at"),
+        Index("ix_hud_jobs_repo_event_activity", "downstream_repo", "event_type", "activity_at"),
+        Index("ix_hud_jobs_repo_sha", "downstream_repo", "head_sha"),
+        Index("ix_hud_jobs_pr", "pr_number"),
+        Index("ix_hud_jobs_day", "day"),
+    )
+
+
+class Backend(Base):
+    """A downstream repo that has reported at least once; `level` is its latest."""
+
+    __tablename__ = "hud_backends"
+
+    repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    level: Mapped[str | None] = mapped_column(String(8))
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_run_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
+class DailyRollup(Base):
+    """Counts and sums per (backend, day, event type), adjusted by every job write.
+
+    Times are summed in integer milliseconds so that subtracting a row's old contribution
+    restores the previous value exactly (float sums would drift).
+    """
+
+    __tablename__ = "hud_rollup_daily"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    event_type: Mapped[str] = mapped_column(String(40), primary_key=True)
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+    in_progress: Mapped[int] = mapped_column(Integer, default=0)
+    completed: Mapped[int] = mapped_column(Integer, default=0)
+    success: Mapped[int] = mapped_column(Integer, default=0)
+    failure: Mapped[int] = mapped_column(Integer, default=0)
+    cancelled: Mapped[int] = mapped_column(Integer, default=0)
+    timed_out: Mapped[int] = mapped_column(Integer, default=0)
+    skipped: Mapped[int] = mapped_column(Integer, default=0)
+    other: Mapped[int] = mapped_column(Integer, default=0)
+    queue_ms_sum: Mapped[int] = mapped_column(BigInteger, default=0)
+    queue_n: Mapped[int] = mapped_column(Integer, default=0)
+    execution_ms_sum: Mapped[int] = mapped_column(BigInteger, default=0)
+    execution_n: Mapped[int] = mapped_column(Integer, default=0)
+    duration_ms_sum: Mapped[int] = mapped_column(BigInteger, default=0)
+    duration_n: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class DailyPr(Base):
+    """How many job rows a PR has per (backend, day, event type): distinct-PR counts."""
+
+    __tablename__ = "hud_rollup_prs"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    event_type: Mapped[str] = mapped_column(String(40), primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LatencyBucket(Base):
+    """A per-day log-scale histogram of queue (metric 0) and execution (metric 1) time."""
+
+    __tablename__ = "hud_latency_buckets"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    metric: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)

@@ -1,0 +1,165 @@
+"""What one job row contributes to the rollups, and the net change when a row is rewritten.
+
+Pure functions: the write path computes `rollup_change(old, new)` and applies it in the
+same transaction as the row, so rollups always equal an aggregate over the raw rows.
+
+Latency percentiles come from per-day log-scale histograms (8 buckets per doubling, so a
+reported percentile is within about 4.5 % of the exact value) rather than from raw rows:
+the metrics page then reads O(backends x days x buckets) rows however many jobs there are.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import TypeVar
+
+QUEUE_METRIC = 0
+EXECUTION_METRIC = 1
+BUCKETS_PER_DOUBLING = 8
+CONCLUSION_COUNTERS = ("success", "failure", "cancelled", "timed_out", "skipped")
+
+DailyKey = tuple[str, date, str]
+PrKey = tuple[str, date, str, int]
+BucketKey = tuple[str, date, int, int]
+K = TypeVar("K")
+
+
+@dataclass(frozen=True)
+class JobFacts:
+    """The parts of a stored job row that the rollups depend on."""
+
+    downstream_repo: str
+    day: date
+    event_type: str
+    pr_number: int
+    status: str
+    conclusion: str | None
+    queue_time: float | None
+    execution_time: float | None
+    duration: float | None
+
+
+@dataclass(frozen=True)
+class RollupChange:
+    """Net deltas to apply; zero entries are left out so a no-op writes nothing."""
+
+    daily: dict[DailyKey, dict[str, int]]
+    prs: dict[PrKey, int]
+    buckets: dict[BucketKey, int]
+
+    @property
+    def empty(self) -> bool:
+        """Whether applying the change would write nothing."""
+        return not (self.daily or self.prs or self.buckets)
+
+
+def to_millis(seconds: float) -> int:
+    """Seconds as whole milliseconds, the unit rollup sums are kept in."""
+    return round(seconds * 1000)
+
+
+def latency_bucket(seconds: float) -> int:
+    """The histogram bucket of a duration: 0 below one second, then 8 per doubling."""
+    if seconds < 1:
+        return 0
+    return 1 + math.floor(BUCKETS_PER_DOUBLING * math.log2(seconds))
+
+
+def bucket_value(bucket: int) -> float:
+    """The value a bucket stands for: the geometric middle of its bounds."""
+    if bucket <= 0:
+        return 0.5
+    return float(2 ** ((bucket - 0.5) / BUCKETS_PER_DOUBLING))
+
+
+def daily_counters(facts: JobFacts) -> dict[str, int]:
+    """The counters one row adds to its (backend, day, event type) rollup."""
+    counters: Counter[str] = Counter(jobs=1)
+    if facts.status == "completed":
+        counters["completed"] += 1
+        name = facts.conclusion if facts.conclusion in CONCLUSION_COUNTERS else "other"
+        counters[name or "other"] += 1
+    else:
+        counters["in_progress"] += 1
+    for prefix, value in (
+        ("queue", facts.queue_time),
+        ("execution", facts.execution_time),
+        ("duration", facts.duration),
+    ):
+        if value is not None:
+            counters[f"{prefix}_ms_sum"] += to_millis(value)
+            counters[f"{prefix}_n"] += 1
+    return dict(counters)
+
+
+def _buckets(facts: JobFacts) -> list[BucketKey]:
+    keys: list[BucketKey] = []
+    for metric, value in (
+        (QUEUE_METRIC, facts.queue_time),
+        (EXECUTION_METRIC, facts.execution_time),
+    ):
+        if value is not None:
+            keys.append((facts.downstream_repo, facts.day, metric, latency_bucket(value)))
+    return keys
+
+
+def rollup_change(old: JobFacts | None, new: JobFacts) -> RollupChange:
+    """The net rollup change of replacing `old` (None for an insert) with `new`."""
+    daily: dict[DailyKey, Counter[str]] = {}
+    prs: Counter[PrKey] = Counter()
+    buckets: Counter[BucketKey] = Counter()
+    for facts, sign in ((old, -1), (new, 1)):
+        if facts is None:
+            continue
+        key = (facts.downstream_repo, facts.day, facts.event_type)
+        counters = daily.setdefault(key, Counter())
+        for name, value in daily_counters(facts).items():
+            counters[name] += sign * value
+        if facts.pr_number > 0:
+            prs[(facts.downstream_repo, facts.day, facts.event_type, facts.pr_number)] += sign
+        for bucket_key in _buckets(facts):
+            buckets[bucket_key] += sign
+    return RollupChange(
+        daily={k: _nonzero(v) for k, v in daily.items() if _nonzero(v)},
+        prs=_nonzero(prs),
+        buckets=_nonzero(buckets),
+    )
+
+
+def _nonzero(counter: Counter[K] | dict[K, int]) -> dict[K, int]:
+    return {k: v for k, v in counter.items() if v}
+
+
+def percentile_from_buckets(counts: Sequence[tuple[int, int]], fraction: float) -> float | None:
+    """The value at `fraction` (0..1) of a histogram given as (bucket, count) pairs."""
+    ordered = sorted((b, c) for b, c in counts if c > 0)
+    total = sum(c for _, c in ordered)
+    if total == 0:
+        return None
+    rank = max(1, math.ceil(fraction * total))
+    seen = 0
+    for bucket, count in ordered:
+        seen += count
+        if seen >= rank:
+            return bucket_value(bucket)
+    return bucket_value(ordered[-1][0])
+
+
+def facts_rollup(rows: Iterable[JobFacts]) -> RollupChange:
+    """The rollups a set of rows should produce (tests compare the store against it)."""
+    total = RollupChange(daily={}, prs={}, buckets={})
+    for row in rows:
+        change = rollup_change(None, row)
+        for key, counters in change.daily.items():
+            merged = Counter(total.daily.get(key, {}))
+            merged.update(counters)
+            total.daily[key] = dict(merged)
+        for pr_key, n in change.prs.items():
+            total.prs[pr_key] = total.prs.get(pr_key, 0) + n
+        for bucket_key, n in change.buckets.items():
+            total.buckets[bucket_key] = total.buckets.get(bucket_key, 0) + n
+    return total
