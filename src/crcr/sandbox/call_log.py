@@ -6,8 +6,8 @@ import asyncio
 import fnmatch
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 
@@ -17,7 +17,8 @@ class CallRecord:
 
     `path` is the API path without any Enterprise-style prefix (`/repos/o/r/dispatches`),
     `status` is None when the call never got an answer (the client gave up first), and
-    `faulted` tells whether an injected fault shaped the answer.
+    `faulted` tells whether an injected fault shaped the answer. `headers` are the
+    request's headers without `authorization`: credentials stay out of the log.
     """
 
     method: str
@@ -28,6 +29,7 @@ class CallRecord:
     json: Any
     timestamp: float
     faulted: bool = False
+    headers: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def call(self) -> str:

@@ -95,8 +95,18 @@ class TrafficMiddleware:
                     json=logged_body,
                     timestamp=self.github.clock(),
                     faulted=decision.answer is not None or decision.delay > 0,
+                    headers=_loggable_headers(scope),
                 )
             )
+
+
+def _loggable_headers(scope: Scope) -> dict[str, str]:
+    headers: list[tuple[bytes, bytes]] = scope.get("headers", [])
+    return {
+        name.decode("latin-1").lower(): value.decode("latin-1")
+        for name, value in headers
+        if name.lower() != b"authorization"
+    }
 
 
 async def _read_body(receive: Receive) -> bytes:
