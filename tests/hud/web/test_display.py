@@ -82,3 +82,10 @@ def test_every_outcome_has_a_symbol_so_colour_is_never_the_only_signal() -> None
 def test_failures_rank_worse_than_timeouts_worse_than_successes() -> None:
     ranked = sorted(["success", "timed_out", "failure", "cancelled"], key=display.severity)
     assert ranked == ["failure", "timed_out", "cancelled", "success"]
+
+
+def test_axis_durations_drop_zero_parts() -> None:
+    assert display.duration_short(3600) == "1h"
+    assert display.duration_short(2400) == "40m"
+    assert display.duration_short(86400) == "1d"
+    assert display.duration_short(5400) == "1h 30m"

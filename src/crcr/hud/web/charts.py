@@ -151,7 +151,7 @@ def line_chart(
     height: int = 220,
 ) -> str:
     """Draw a line chart with axes, gridlines, a legend and a tooltip on every point."""
-    left, right, top, bottom = 64.0, 12.0, 12.0, 26.0
+    left, right, top, bottom = 56.0, 28.0, 12.0, 26.0
     legend_h = 20.0 if series else 0.0
     plot_w = width - left - right
     plot_h = height - top - bottom - legend_h

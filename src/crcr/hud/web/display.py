@@ -52,7 +52,7 @@ _CONCLUSION_TONE: dict[str, str] = {
 _CONCLUSION_ICON: dict[str, str] = {
     "success": "✓",
     "failure": "✗",
-    "timed_out": "⏱",
+    "timed_out": "◷",
     "startup_failure": "✗",
     "action_required": "!",
     "cancelled": "⊘",
@@ -100,6 +100,14 @@ def duration(seconds: float | None) -> str:
         return f"{hours}h {minutes:02d}m"
     days, hours = divmod(hours, 24)
     return f"{days}d {hours}h"
+
+
+def duration_short(seconds: float | None) -> str:
+    """A duration for an axis tick, without zero parts (1h rather than 1h 00m)."""
+    text = duration(seconds)
+    for zero in (" 00s", " 00m", " 0h"):
+        text = text.removesuffix(zero)
+    return text
 
 
 def ago(moment: datetime | None, now: datetime | None = None) -> str:

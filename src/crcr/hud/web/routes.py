@@ -71,8 +71,8 @@ def pages_router(
         )
         return HTMLResponse(html, status_code=status_code)
 
-    def error(status_code: int, heading: str, message: str, icon: str = "⚠") -> HTMLResponse:
-        return page("error.html", "", status_code, heading=heading, message=message, icon=icon)
+    def error(status_code: int, heading: str, message: str) -> HTMLResponse:
+        return page("error.html", "", status_code, heading=heading, message=message)
 
     def backend_href(repo: str) -> str:
         return f"{prefix}/{quote(repo)}"
@@ -173,7 +173,7 @@ def pages_router(
         result = await facade().backend(full_name, window, number, PER_PAGE, event_type=event)
         if result is None:
             message = f"No results have been recorded for {full_name}."
-            return error(404, "Unknown backend", message, "🔭")
+            return error(404, "Unknown backend", message)
         path = backend_href(full_name)
         pages = result.pagination
         return page(
