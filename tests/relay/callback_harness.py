@@ -1,0 +1,330 @@
+"""A relay's downstream side, assembled from real parts, for the callback/sweeper tests.
+
+Real state stores (SQLite file, Redis namespace), the sandbox OIDC issuer served in
+process, a real allowlist, and a stand-in HUD: an HTTP service with the SPEC §6 row
+semantics (one row per job execution, later writes do not clobber absent fields)
+that can be switched down to answer 503.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import redis.asyncio as redis
+from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route
+
+from crcr.oidc import OidcVerifier
+from crcr.relay.allowlist import Allowlist, parse_allowlist
+from crcr.relay.callback import callback_router
+from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
+from crcr.relay.hud_forwarder import HttpHudTransport, HudForwarder
+from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.sweeper import Backoff, Sweeper
+from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
+from crcr.settings import OidcIssuer, Settings
+from crcr.stores.redis_state import RedisStateStore
+from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.state import StateStore
+
+ISSUER_URL = "http://sandbox.test/oidc"
+AUDIENCE = "pytorch-cross-repo-ci-relay"
+HUD_URL = "http://hud.test/api/crcr/results"
+HUD_TOKEN = "hud-shared-secret"
+UPSTREAM = "pytorch/pytorch"
+L1_REPO, L2_REPO, L4_REPO = "org1/dispatch-only", "org2/l2-backend", "org4/critical"
+HEAD_SHA = "a" * 40
+PR_NUMBER = 123
+
+ALLOWLIST = f"""
+L1:
+  - {L1_REPO}
+L2:
+  - {L2_REPO}
+L4:
+  - {L4_REPO}: oncall1
+"""
+
+
+class Clock:
+    """Wall-clock time that a test can move forward."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class StandInHud:
+    """An HTTP HUD with SPEC §6 row semantics, kept across relay restarts."""
+
+    def __init__(self) -> None:
+        self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
+        self.writes = 0
+        self.down = False
+        self.app = Starlette(routes=[Route("/api/crcr/results", self._ingest, methods=["POST"])])
+
+    async def _ingest(self, request: Request) -> JSONResponse:
+        if self.down:
+            return JSONResponse({"error": "down for maintenance"}, 503)
+        if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:
+            return JSONResponse({"error": "unauthorized"}, 401)
+        body = json.loads(await request.body())
+        trusted, callback = body["trusted"], body["untrusted"]["callback_payload"]
+        workflow = callback["workflow"]
+        if workflow.get("conclusion") == "rejected-by-hud":
+            return JSONResponse({"error": "conclusion is not a check-run conclusion"}, 422)
+        key = (
+            trusted["verified_repo"].lower(),
+            callback["delivery_id"],
+            workflow["name"],
+            workflow.get("job_name", ""),
+            str(workflow.get("check_run_id") or ""),
+            str(workflow["run_attempt"]),
+        )
+        fields = {
+            "status": workflow["status"],
+            "conclusion": workflow.get("conclusion"),
+            "queue_time": trusted["ci_metrics"]["queue_time"],
+            "execution_time": trusted["ci_metrics"]["execution_time"],
+            "head_sha": (trusted.get("dispatch") or {}).get("head_sha"),
+            "pr_number": (trusted.get("dispatch") or {}).get("pr_number"),
+            "level": trusted["downstream_repo_level"],
+            "sha_verified": trusted.get("sha_verified"),
+            "completed_at": workflow.get("completed_at"),
+        }
+        row = self.rows.setdefault(key, {})
+        row.update({name: value for name, value in fields.items() if value is not None})
+        self.writes += 1
+        return JSONResponse({"ok": True})
+
+    def only_row(self) -> dict[str, Any]:
+        assert len(self.rows) == 1, self.rows
+        return next(iter(self.rows.values()))
+
+
+async def delete_namespace(url: str, prefix: str) -> None:
+    client = redis.from_url(url)
+    try:
+        keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=500)]
+        if keys:
+            await client.delete(*keys)
+    finally:
+        await client.aclose()
+
+
+@dataclass
+class StoreOpener:
+    """Opens the same store again, as a restarted relay would."""
+
+    kind: str
+    path: Path
+    redis_url: str | None = None
+    prefix: str = ""
+
+    async def open(self) -> StateStore:
+        if self.kind == "sqlite":
+            return await SqliteStateStore.open(self.path)
+        assert self.redis_url is not None
+        return RedisStateStore.from_url(self.redis_url, prefix=self.prefix)
+
+
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "sqlite"])
+async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StoreOpener]:
+    """Where the state lives: a SQLite file or a Redis namespace of the test's own."""
+    if request.param == "sqlite":
+        yield StoreOpener("sqlite", tmp_path / "state.db")
+        return
+    url: str = request.getfixturevalue("redis_url")
+    prefix = f"crcr:test-{uuid.uuid4().hex[:12]}:"
+    yield StoreOpener("redis", tmp_path, url, prefix)
+    await delete_namespace(url, prefix)
+
+
+@pytest.fixture(scope="session")
+def signing_key() -> SigningKey:
+    return SigningKey.generate()
+
+
+@pytest.fixture
+def issuer(signing_key: SigningKey) -> SandboxIssuer:
+    return SandboxIssuer(ISSUER_URL, key=signing_key)
+
+
+@dataclass
+class Relay:
+    """One relay instance's downstream side, plus the pieces a test pokes at."""
+
+    store: StateStore
+    hud: StandInHud
+    issuer: SandboxIssuer
+    settings: Settings
+    clock: Clock
+    client: httpx.AsyncClient
+    deps: CallbackDeps
+    sweeper: Sweeper
+    accepted: list[AcceptedCallback] = field(default_factory=list)
+
+    def token(self, repo: str = L2_REPO, **claims: Any) -> str:
+        return self.issuer.mint_actions_token(repo, audience=AUDIENCE, **claims)
+
+    async def post(
+        self,
+        body: Mapping[str, Any] | bytes,
+        *,
+        repo: str = L2_REPO,
+        token: str | None = None,
+        headers: Mapping[str, str] | None = None,
+        path: str = "/github/callback",
+    ) -> httpx.Response:
+        sent = {"authorization": f"Bearer {token or self.token(repo)}", **(headers or {})}
+        content = body if isinstance(body, bytes) else json.dumps(body).encode()
+        return await self.client.post(path, content=content, headers=sent)
+
+    async def dispatch(
+        self,
+        delivery_id: str,
+        repo: str = L2_REPO,
+        *,
+        event_type: str = "pull_request",
+        head_sha: str = HEAD_SHA,
+        pr_number: int | None = PR_NUMBER,
+        status: DispatchStatus = DispatchStatus.DISPATCHED,
+    ) -> DispatchRecord:
+        record = DispatchRecord(
+            delivery_id=delivery_id,
+            repo=repo,
+            status=status,
+            context=UpstreamContext(UPSTREAM, event_type, head_sha, pr_number),
+            sent_at=self.clock(),
+        )
+        await self.store.put_dispatch(delivery_id, repo, record.to_store(), 3600)
+        return record
+
+
+def callback_body(
+    delivery_id: str,
+    status: str = "in_progress",
+    conclusion: str | None = None,
+    *,
+    run_id: str | int = "9001",
+    run_attempt: str | int = "1",
+    job_name: str = "test",
+    head_sha: str = HEAD_SHA,
+    pr_number: int = PR_NUMBER,
+    event_type: str = "pull_request",
+) -> dict[str, Any]:
+    """A SPEC §5 body as the reporter builds it for a pull_request dispatch."""
+    payload: dict[str, Any]
+    if event_type == "pull_request":
+        payload = {"pull_request": {"number": pr_number, "head": {"sha": head_sha}}}
+    elif event_type == "push":
+        payload = {"after": head_sha}
+    else:
+        payload = {}
+    return {
+        "event_type": event_type,
+        "delivery_id": delivery_id,
+        "payload": payload,
+        "workflow": {
+            "schema_version": "1",
+            "status": status,
+            "conclusion": conclusion,
+            "name": "crcr",
+            "url": f"https://github.com/{L2_REPO}/actions/runs/{run_id}",
+            "run_id": run_id,
+            "run_attempt": run_attempt,
+            "job_name": job_name,
+            "check_run_id": "456",
+            "started_at": "2026-01-01T00:00:00Z",
+            "completed_at": None,
+        },
+    }
+
+
+async def build_relay(
+    store: StateStore,
+    hud: StandInHud,
+    issuer: SandboxIssuer,
+    clock: Clock,
+    http: httpx.AsyncClient,
+    **setting_overrides: Any,
+) -> Relay:
+    """Assemble one relay instance on `store` (call again on a reopened store to restart)."""
+    settings = Settings(
+        upstream_repo=UPSTREAM,
+        oidc_issuers=[OidcIssuer(issuer=ISSUER_URL, kind="github")],
+        oidc_audience=AUDIENCE,
+        hud_url=HUD_URL,
+        hud_token=HUD_TOKEN,
+        **{"rate_limit_per_min": 10_000, **setting_overrides},
+    )
+    allowlist = parse_allowlist(ALLOWLIST)
+
+    async def current_allowlist() -> Allowlist:
+        return allowlist
+
+    forwarder = HudForwarder(
+        HttpHudTransport(HUD_URL, HUD_TOKEN, http, retry_delay=0.01),
+        store,
+        timeout=settings.hud_timeout,
+    )
+    accepted: list[AcceptedCallback] = []
+
+    async def record_accepted(event: AcceptedCallback) -> None:
+        accepted.append(event)
+
+    deps = CallbackDeps(
+        store=store,
+        verifier=OidcVerifier(settings.oidc_issuers, AUDIENCE, store, http),
+        allowlist=current_allowlist,
+        forwarder=forwarder,
+        settings=settings,
+        clock=clock,
+        on_accepted=[record_accepted],
+    )
+    app = FastAPI()
+    app.include_router(callback_router(deps))
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://relay")
+    sweeper = Sweeper(
+        store,
+        forwarder,
+        settings,
+        clock=clock,
+        on_timed_out=[record_accepted],
+        backoff=Backoff(base=0.0),
+    )
+    return Relay(store, hud, issuer, settings, clock, client, deps, sweeper, accepted)
+
+
+def outside_world(issuer: SandboxIssuer, hud: StandInHud) -> httpx.AsyncClient:
+    """One HTTP client reaching the sandbox issuer and the stand-in HUD in process."""
+    app = Starlette(routes=[Mount("/oidc", routes=issuer.routes()), Mount("/", app=hud.app)])
+    return httpx.AsyncClient(transport=httpx.ASGITransport(app=app))
+
+
+@pytest.fixture
+async def relay(opener: StoreOpener, issuer: SandboxIssuer) -> AsyncIterator[Relay]:
+    """A relay on a fresh store, reporting to a stand-in HUD that is up."""
+    hud = StandInHud()
+    store = await opener.open()
+    async with outside_world(issuer, hud) as http:
+        built = await build_relay(store, hud, issuer, Clock(), http)
+        async with built.client:
+            yield built
+    await store.close()
