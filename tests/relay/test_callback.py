@@ -11,10 +11,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-
-from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import AUDIENCE, L1_REPO, L2_REPO, Relay, callback_body
+
+from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 
 opener, signing_key, issuer, relay = (
     harness.opener,

@@ -9,10 +9,10 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
-from crcr.relay.job_state import JobKey, JobState
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, callback_body
+
+from crcr.relay.job_state import JobKey, JobState
 
 opener, signing_key, issuer, relay = (
     harness.opener,
