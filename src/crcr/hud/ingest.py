@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -268,11 +268,12 @@ def parse_result_body(body: Any) -> JobReport:
 class HudIngestor:
     """Validate and store results bodies; the write runs in a worker thread."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
         self._engine = engine
+        self._clock = clock or (lambda: datetime.now(UTC))
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
         report = parse_result_body(body)
-        outcome = await to_thread.run_sync(write_report, self._engine, report)
+        outcome = await to_thread.run_sync(write_report, self._engine, report, self._clock())
         return IngestResult(outcome=outcome, job_key=report.job_key)

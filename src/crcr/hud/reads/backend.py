@@ -1,22 +1,195 @@
-"""A backend's page: figures and the commit-by-job matrix."""
+"""A backend's page: figures from the rollups and a commit-by-job matrix from the rows.
+
+The matrix reads only the backend's rows in the window (index on repo, activity time),
+one page of commits at a time.
+"""
 
 from __future__ import annotations
 
+import math
+from collections import defaultdict
+from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, func, select
 
-from crcr.hud.queries import BackendPage
+from crcr.hud.queries import (
+    BackendPage,
+    BackendStats,
+    JobAttempt,
+    JobCell,
+    JobRecord,
+    Pagination,
+    PrRow,
+)
+from crcr.hud.reads.records import job_record
+from crcr.hud.reads.window import (
+    BACKENDS,
+    DAILY,
+    JOBS,
+    PRS,
+    day_start,
+    mean_seconds,
+    ratio,
+    window_days,
+)
+from crcr.hud.shards import column_name, severity
+
+_SUMMED = ("completed", "success", "failure", "timed_out")
+_TIMES = ("queue_ms_sum", "queue_n", "execution_ms_sum", "execution_n")
 
 
 def read_backend_page(
     engine: Engine,
     repo: str,
-    window_days: int,
+    window: int,
     page: int,
     per_page: int,
     event_type: str | None,
     now: datetime | None,
 ) -> BackendPage | None:
-    """A backend's figures and its recent commits' job matrix."""
-    raise NotImplementedError
+    """A backend's figures and one page of its recent commits; None if never seen."""
+    days = window_days(window, now)
+    with engine.connect() as connection:
+        backend = connection.execute(
+            select(BACKENDS.c.repo, BACKENDS.c.level).where(BACKENDS.c.repo == repo)
+        ).first()
+        if backend is None:
+            return None
+        stats = _stats(connection, repo, days[0], days[-1], event_type)
+        commits = select(
+            JOBS.c.pr_number,
+            JOBS.c.head_sha,
+            func.max(JOBS.c.activity_at).label("last_activity"),
+        ).where(JOBS.c.downstream_repo == repo, JOBS.c.activity_at >= day_start(days[0]))
+        if event_type is not None:
+            commits = commits.where(JOBS.c.event_type == event_type)
+        commits = commits.group_by(JOBS.c.pr_number, JOBS.c.head_sha)
+        total_rows = connection.execute(
+            select(func.count()).select_from(commits.subquery())
+        ).scalar_one()
+        listed = connection.execute(
+            commits.order_by(func.max(JOBS.c.activity_at).desc(), JOBS.c.pr_number.desc())
+            .limit(per_page)
+            .offset((page - 1) * per_page)
+        ).all()
+        shas = sorted({sha for _, sha, _ in listed})
+        jobs = (
+            connection.execute(
+                select(JOBS).where(JOBS.c.downstream_repo == repo, JOBS.c.head_sha.in_(shas))
+            )
+            .mappings()
+            .all()
+            if shas
+            else []
+        )
+    by_commit: dict[tuple[int, str], list[JobRecord]] = defaultdict(list)
+    for job in jobs:
+        by_commit[(job["pr_number"], job["head_sha"])].append(job_record(job))
+    rows = tuple(
+        _pr_row(pr_number, sha, last, by_commit[(pr_number, sha)])
+        for pr_number, sha, last in listed
+    )
+    columns = tuple(sorted({column for row in rows for column in row.cells}))
+    return BackendPage(
+        repo=backend.repo,
+        level=backend.level,
+        window_days=window,
+        stats=stats,
+        columns=columns,
+        rows=rows,
+        pagination=Pagination(
+            page=page,
+            per_page=per_page,
+            total_rows=int(total_rows),
+            pages=max(1, math.ceil(total_rows / per_page)),
+        ),
+    )
+
+
+def _stats(
+    connection: Connection, repo: str, first: object, last: object, event_type: str | None
+) -> BackendStats:
+    sums = select(*(func.coalesce(func.sum(DAILY.c[n]), 0) for n in _SUMMED + _TIMES)).where(
+        DAILY.c.downstream_repo == repo, DAILY.c.day >= first, DAILY.c.day <= last
+    )
+    prs = select(func.count(func.distinct(PRS.c.pr_number))).where(
+        PRS.c.downstream_repo == repo, PRS.c.day >= first, PRS.c.day <= last
+    )
+    if event_type is not None:
+        sums = sums.where(DAILY.c.event_type == event_type)
+        prs = prs.where(PRS.c.event_type == event_type)
+    completed, success, failure, timed_out, q_sum, q_n, e_sum, e_n = (
+        int(v) for v in connection.execute(sums).one()
+    )
+    return BackendStats(
+        total=completed,
+        successes=success,
+        failures=failure,
+        timed_out=timed_out,
+        pass_rate=ratio(success, completed),
+        timeout_rate=ratio(timed_out, completed),
+        pr_count=int(connection.execute(prs).scalar_one()),
+        avg_queue_time=mean_seconds(q_sum, q_n),
+        avg_execution_time=mean_seconds(e_sum, e_n),
+    )
+
+
+def _pr_row(pr_number: int, sha: str, last: datetime, jobs: Sequence[JobRecord]) -> PrRow:
+    columns: dict[str, dict[tuple[str, str], list[JobRecord]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
+    for job in jobs:
+        key = (job.workflow_name, job.job_name)
+        columns[column_name(job.workflow_name, job.job_name)][key].append(job)
+    cells = {name: _cell(name, list(shards.values())) for name, shards in columns.items()}
+    event_type = jobs[0].event_type if jobs else ""
+    return PrRow(
+        pr_number=pr_number, head_sha=sha, event_type=event_type, last_activity=last, cells=cells
+    )
+
+
+def _cell(column: str, shards: list[list[JobRecord]]) -> JobCell:
+    """The worst shard's latest attempt, with test counts summed over all shards."""
+    latest = [max(attempts, key=lambda j: (j.run_attempt, j.run_id)) for attempts in shards]
+    worst_index = max(
+        range(len(latest)), key=lambda i: severity(latest[i].status, latest[i].conclusion)
+    )
+    worst = latest[worst_index]
+    earlier = sorted(
+        (j for j in shards[worst_index] if j is not worst), key=lambda j: j.run_attempt
+    )
+
+    def total(name: str) -> int | None:
+        values = [getattr(j, name) for j in latest if getattr(j, name) is not None]
+        return sum(values) if values else None
+
+    return JobCell(
+        column=column,
+        workflow_name=worst.workflow_name,
+        job_name=worst.job_name,
+        status=worst.status,
+        conclusion=worst.conclusion,
+        run_url=worst.workflow_run_url,
+        artifact_url=worst.artifact_url,
+        passed=total("passed"),
+        failed=total("failed"),
+        skipped=total("skipped"),
+        total_tests=total("total_tests"),
+        queue_time=worst.queue_time,
+        duration=worst.execution_time,
+        run_attempt=worst.run_attempt,
+        started_at=worst.started_at,
+        completed_at=worst.completed_at,
+        shard_count=len(shards),
+        earlier_attempts=tuple(
+            JobAttempt(
+                run_attempt=j.run_attempt,
+                status=j.status,
+                conclusion=j.conclusion,
+                run_url=j.workflow_run_url,
+                completed_at=j.completed_at,
+            )
+            for j in earlier
+        ),
+    )

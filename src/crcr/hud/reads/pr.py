@@ -1,12 +1,44 @@
-"""Every backend's jobs for one upstream PR."""
+"""Every backend's jobs for one upstream PR (index on pr_number)."""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine
+from collections import defaultdict
 
-from crcr.hud.queries import PrView
+from sqlalchemy import Engine, select
+
+from crcr.hud.queries import JobRecord, PrBackendJobs, PrView
+from crcr.hud.reads.records import job_record
+from crcr.hud.reads.window import BACKENDS, JOBS
 
 
 def read_pr(engine: Engine, number: int) -> PrView:
-    """Every backend's jobs for an upstream PR."""
-    raise NotImplementedError
+    """Every backend's jobs for an upstream PR, newest first within each backend."""
+    with engine.connect() as connection:
+        rows = (
+            connection.execute(
+                select(JOBS)
+                .where(JOBS.c.pr_number == number)
+                .order_by(JOBS.c.downstream_repo, JOBS.c.activity_at.desc(), JOBS.c.id.desc())
+            )
+            .mappings()
+            .all()
+        )
+        repos = sorted({row["downstream_repo"] for row in rows})
+        levels = dict(
+            connection.execute(
+                select(BACKENDS.c.repo, BACKENDS.c.level).where(BACKENDS.c.repo.in_(repos))
+            ).all()
+        )
+    by_repo: dict[str, list[JobRecord]] = defaultdict(list)
+    for row in rows:
+        by_repo[row["downstream_repo"]].append(job_record(row))
+    newest_first = sorted(rows, key=lambda row: row["activity_at"], reverse=True)
+    head_shas = tuple(dict.fromkeys(row["head_sha"] for row in newest_first))
+    return PrView(
+        pr_number=number,
+        head_shas=head_shas,
+        backends=tuple(
+            PrBackendJobs(repo=repo, level=levels.get(repo), jobs=tuple(by_repo[repo]))
+            for repo in repos
+        ),
+    )
