@@ -79,6 +79,7 @@ class Settings(BaseSettings):
     dispatch_concurrency: int = Field(default=32, ge=1)
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
+    hud_retention_days: int = Field(default=90, ge=1)
 
     @field_validator("upstream_repo")
     @classmethod
