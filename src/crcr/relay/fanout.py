@@ -19,7 +19,8 @@ from typing import Any
 
 from crcr.relay import metrics
 from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
-from crcr.stores.state import StateStore
+from crcr.relay.sweeper import HandlerResult, QueueHandler
+from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
 
@@ -176,11 +177,20 @@ async def _mark(
     )
 
 
+def dispatch_queue_handler(fanout: FanOut) -> QueueHandler:
+    """The sweeper's handler for the "dispatch" retry queue."""
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        settled = await redeliver_dispatch(fanout, item.payload)
+        return HandlerResult.DONE if settled else HandlerResult.RETRY
+
+    return handle
+
+
 async def redeliver_dispatch(fanout: FanOut, payload: Mapping[str, Any]) -> bool:
     """Retry one queued dispatch; True when it is settled (sent or failed for good).
 
-    Raises nothing for transient failures: returning False asks the queue worker to
-    release the item with backoff.
+    Transient failures return False, so the sweeper releases the item with backoff.
     """
     delivery_id, repo = str(payload["delivery_id"]), str(payload["repo"])
     error: str | None = None
