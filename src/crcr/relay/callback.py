@@ -33,7 +33,6 @@ from crcr.stores.state import StateStoreUnavailable
 
 log = logging.getLogger(__name__)
 
-RATE_WINDOW_SECONDS = 60.0
 CALLBACK_PATHS = ("/github/callback", "/github/callback/")
 
 
@@ -119,7 +118,7 @@ async def _checked_callback(
 
     # 3. rate limit, per repo, atomic in the store; refused requests are not counted.
     decision = await deps.store.hit_rate_limit(
-        f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, RATE_WINDOW_SECONDS
+        f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window
     )
     if not decision.allowed:
         retry_after = str(max(1, decision.retry_after))

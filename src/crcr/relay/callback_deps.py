@@ -55,6 +55,7 @@ class CallbackDeps:
     `on_accepted` hooks run after the HUD write for every accepted callback (never for
     duplicates), within `hook_budget` seconds each; they should enqueue slow work
     (e.g. check runs) rather than do it inline, because the reporter is waiting.
+    `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests).
     """
 
     store: StateStore
@@ -65,5 +66,6 @@ class CallbackDeps:
     commit_exists: CommitExists | None = None
     clock: Callable[[], float] = time.time
     on_accepted: list[AcceptedHook] = field(default_factory=list)
+    rate_window: float = 60.0
     forward_budget: float = 3.0
     hook_budget: float = 2.0
