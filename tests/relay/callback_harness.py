@@ -8,6 +8,7 @@ that can be switched down to answer 503.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import uuid
@@ -77,9 +78,12 @@ class StandInHud:
         self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
         self.writes = 0
         self.down = False
+        self.delay = 0.0
         self.app = Starlette(routes=[Route("/api/crcr/results", self._ingest, methods=["POST"])])
 
     async def _ingest(self, request: Request) -> JSONResponse:
+        if self.delay:
+            await asyncio.sleep(self.delay)
         if self.down:
             return JSONResponse({"error": "down for maintenance"}, 503)
         if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:

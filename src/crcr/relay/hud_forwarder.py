@@ -110,10 +110,12 @@ class HttpHudTransport:
             if remaining <= 0:
                 break
             try:
-                response = await self._client.post(
-                    self._url, json=dict(body), headers=self._headers, timeout=remaining
-                )
-            except httpx.TransportError as exc:
+                # httpx's timeout covers each phase; this one bounds the whole exchange.
+                async with asyncio.timeout(remaining):
+                    response = await self._client.post(
+                        self._url, json=dict(body), headers=self._headers, timeout=remaining
+                    )
+            except (httpx.TransportError, TimeoutError) as exc:
                 problem = f"{type(exc).__name__} talking to the HUD"
             else:
                 if response.status_code < 500:
