@@ -1,9 +1,64 @@
-"""Command-line commands contributed by the hud component."""
+"""Command-line commands contributed by the hud component: `crcr hud serve|migrate|purge`."""
 
 from __future__ import annotations
 
 import typer
 
+hud_app = typer.Typer(help="The HUD: results store and dashboard.", no_args_is_help=True)
+
+
+@hud_app.command()
+def migrate() -> None:
+    """Apply the results store's migrations (CRCR_DATABASE_URL, or SQLite in the data dir)."""
+    from crcr.cli import settings_or_exit
+    from crcr.hud.db import create_results_engine
+    from crcr.hud.db import migrate as apply_migrations
+
+    settings = settings_or_exit()
+    engine = create_results_engine(settings.hud_database_url)
+    try:
+        apply_migrations(engine)
+    finally:
+        engine.dispose()
+    typer.echo("crcr hud: results store is at the newest migration")
+
+
+@hud_app.command()
+def purge() -> None:
+    """Delete results older than CRCR_HUD_RETENTION_DAYS."""
+    from datetime import UTC, datetime, timedelta
+
+    from crcr.cli import settings_or_exit
+    from crcr.hud.db import create_results_engine
+    from crcr.hud.writer import purge_older_than
+
+    settings = settings_or_exit()
+    engine = create_results_engine(settings.hud_database_url)
+    cutoff = datetime.now(UTC).date() - timedelta(days=settings.hud_retention_days - 1)
+    try:
+        deleted = purge_older_than(engine, cutoff)
+    finally:
+        engine.dispose()
+    typer.echo(f"crcr hud: deleted {deleted} job rows from before {cutoff}")
+
+
+@hud_app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", help="Interface to bind."),
+    port: int = typer.Option(8001, help="TCP port to listen on."),
+) -> None:
+    """Run the HUD alone (ingestion API, JSON API), without the relay."""
+    import uvicorn
+
+    from crcr.cli import settings_or_exit
+    from crcr.hud.component import create_hud_app
+
+    settings = settings_or_exit()
+    if settings.hud_token is None:
+        typer.echo("crcr hud serve: CRCR_HUD_TOKEN is unset; ingestion will refuse every body")
+    uvicorn.run(create_hud_app(settings), host=host, port=port, log_level="info")
+
 
 def register(app: typer.Typer) -> None:
-    """Add this component's commands to the CLI (none yet)."""
+    """Add `crcr hud …` to the CLI."""
+    app.add_typer(hud_app, name="hud")

@@ -1,0 +1,142 @@
+"""The HUD's HTTP API: results ingestion (SPEC §6) and the JSON behind every page.
+
+The read endpoints answer with the frozen dataclasses of `crcr.hud.queries`; FastAPI
+validates them through pydantic, so they appear in the OpenAPI document as schemas.
+"""
+
+# No `from __future__ import annotations`: FastAPI must see the dependency aliases built
+# inside `hud_api_router` as objects, not as names it would look up in module globals.
+import hmac
+import json
+import logging
+from collections.abc import Callable
+from typing import Annotated, Protocol
+
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
+from pydantic import BaseModel, SecretStr
+
+from crcr.hud.ingest import HudIngestor, IngestRejected
+from crcr.hud.queries import (
+    MAX_WINDOW_DAYS,
+    BackendPage,
+    HudQueries,
+    LatencyPoint,
+    PeriodicRow,
+    PrView,
+    Summary,
+)
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 2 * 1024 * 1024
+BOT_HEADER = "x-hud-internal-bot"
+
+Days = Annotated[
+    int,
+    Query(ge=1, le=MAX_WINDOW_DAYS, description="Window in whole UTC days (1, 7, 14, 30 … 90)."),
+]
+EventType = Annotated[
+    str | None, Query(max_length=40, description="Only this event type (e.g. pull_request).")
+]
+
+
+class HudServices(Protocol):
+    """What the routes need from the composed HUD (`crcr.hud.component.Hud`)."""
+
+    @property
+    def token(self) -> SecretStr | None: ...
+    @property
+    def ingestor(self) -> HudIngestor: ...
+    @property
+    def queries(self) -> HudQueries: ...
+
+
+class IngestResponse(BaseModel):
+    """What `POST /api/crcr/results` did with the body."""
+
+    ok: bool
+    outcome: str
+    job_key: str
+
+
+def _authorise(hud: HudServices, presented: str | None) -> None:
+    if hud.token is None:
+        raise HTTPException(401, "HUD ingestion is not configured (CRCR_HUD_TOKEN is unset)")
+    expected = hud.token.get_secret_value().encode()
+    if presented is None or not hmac.compare_digest(presented.encode(), expected):
+        raise HTTPException(401, f"missing or wrong {BOT_HEADER} header")
+
+
+async def _read_limited(request: Request) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes")
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
+    """The `/api/crcr/*` routes, reading the composed HUD through `get_hud`."""
+    router = APIRouter(prefix="/api/crcr", tags=["hud"])
+    HudDep = Annotated[HudServices, Depends(get_hud)]
+
+    @router.post("/results", response_model=IngestResponse)
+    async def ingest_results(request: Request, hud: HudDep) -> IngestResponse:
+        """Record a job result forwarded by a relay (ours or PyTorch's)."""
+        _authorise(hud, request.headers.get(BOT_HEADER))
+        raw = await _read_limited(request)
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raise HTTPException(400, "body is not valid JSON") from None
+        try:
+            result = await hud.ingestor.ingest(body)
+        except IngestRejected as exc:
+            raise HTTPException(exc.status_code, exc.message) from None
+        return IngestResponse(ok=True, outcome=result.outcome, job_key=result.job_key)
+
+    @router.get("/summary", response_model=Summary)
+    async def summary(hud: HudDep, days: Days = 7, event_type: EventType = None) -> Summary:
+        """Every backend's health over the window (stat cards, table, trends)."""
+        return await hud.queries.summary(days, event_type)
+
+    @router.get("/backends/{org}/{repo}", response_model=BackendPage)
+    async def backend(
+        hud: HudDep,
+        org: Annotated[str, Path(max_length=100)],
+        repo: Annotated[str, Path(max_length=100)],
+        days: Days = 7,
+        page: Annotated[int, Query(ge=1)] = 1,
+        per_page: Annotated[int, Query(ge=1, le=100)] = 25,
+        event_type: EventType = None,
+    ) -> BackendPage:
+        """A backend's figures and its recent commits' job matrix."""
+        found = await hud.queries.backend(
+            f"{org}/{repo}", days, page, per_page, event_type=event_type
+        )
+        if found is None:
+            raise HTTPException(404, f"no results from {org}/{repo}")
+        return found
+
+    @router.get("/pr/{number}", response_model=PrView)
+    async def pr(hud: HudDep, number: Annotated[int, Path(ge=1)]) -> PrView:
+        """Every backend's jobs for an upstream PR."""
+        return await hud.queries.pr(number)
+
+    @router.get("/metrics", response_model=list[LatencyPoint])
+    async def metrics(hud: HudDep, days: Days = 7) -> list[LatencyPoint]:
+        """Queue and execution time percentiles per backend per day."""
+        return list(await hud.queries.latency_percentiles(days))
+
+    @router.get("/periodic", response_model=list[PeriodicRow])
+    async def periodic(hud: HudDep, days: Days = 7) -> list[PeriodicRow]:
+        """Nightly/periodic results: latest tested upstream SHA per backend."""
+        return list(await hud.queries.periodic(days))
+
+    return router

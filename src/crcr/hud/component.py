@@ -1,0 +1,123 @@
+"""The composed HUD: engine, ingestor, queries and retention, and how apps mount it.
+
+`crcr serve` opens it beside the relay (`open_hud` + `mount_hud`); `crcr hud serve`
+runs it alone (`create_hud_app`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+
+from anyio import to_thread
+from fastapi import FastAPI, Request
+from pydantic import SecretStr
+from sqlalchemy import Engine
+
+from crcr import __version__
+from crcr.hud.api import hud_api_router
+from crcr.hud.db import create_results_engine, migrate
+from crcr.hud.ingest import HudIngestor
+from crcr.hud.queries import HudQueries
+from crcr.hud.writer import purge_older_than
+from crcr.settings import Settings
+
+logger = logging.getLogger(__name__)
+
+RETENTION_INTERVAL_SECONDS = 6 * 3600
+
+
+@dataclass
+class Hud:
+    """The HUD's live parts; `close()` releases them."""
+
+    engine: Engine
+    ingestor: HudIngestor
+    queries: HudQueries
+    token: SecretStr | None
+    retention_days: int
+    _retention_task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def purge_expired(self, now: datetime | None = None) -> int:
+        """Delete rows and rollups older than the retention; returns rows deleted."""
+        today = (now or datetime.now(UTC)).date()
+        cutoff = today - timedelta(days=self.retention_days - 1)
+        return await to_thread.run_sync(purge_older_than, self.engine, cutoff)
+
+    async def _retention_loop(self) -> None:
+        while True:
+            try:
+                deleted = await self.purge_expired()
+                if deleted:
+                    logger.info("HUD retention: deleted %d job rows", deleted)
+            except Exception:
+                logger.exception("HUD retention purge failed; retrying later")
+            await asyncio.sleep(RETENTION_INTERVAL_SECONDS)
+
+    async def close(self) -> None:
+        """Stop the retention task and dispose of the connection pool."""
+        if self._retention_task is not None:
+            self._retention_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._retention_task
+        await to_thread.run_sync(self.engine.dispose)
+
+
+async def open_hud(settings: Settings, *, retention: bool = True) -> Hud:
+    """Connect to the results store, apply migrations, and start the retention task."""
+    engine = create_results_engine(settings.hud_database_url)
+    await to_thread.run_sync(migrate, engine)
+    hud = Hud(
+        engine=engine,
+        ingestor=HudIngestor(engine),
+        queries=HudQueries(engine),
+        token=settings.hud_token,
+        retention_days=settings.hud_retention_days,
+    )
+    if retention:
+        hud._retention_task = asyncio.create_task(hud._retention_loop(), name="hud-retention")
+    return hud
+
+
+def hud_from_app_state(request: Request) -> Hud:
+    """The HUD an app's lifespan stored in `app.state.hud`."""
+    hud: Hud = request.app.state.hud
+    return hud
+
+
+def mount_hud(app: FastAPI, get_hud: Callable[[Request], Hud] = hud_from_app_state) -> None:
+    """Add the `/api/crcr/*` routes to `app`; by default they use `app.state.hud`."""
+    app.include_router(hud_api_router(get_hud))
+
+
+def create_hud_app(settings: Settings) -> FastAPI:
+    """The HUD alone, as an ASGI app (`crcr hud serve`)."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        app.state.hud = await open_hud(settings)
+        try:
+            yield
+        finally:
+            await app.state.hud.close()
+
+    app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan)
+    app.state.settings = settings
+
+    @app.get("/healthz", tags=["ops"])
+    async def healthz() -> dict[str, str]:
+        """Liveness: the process answers."""
+        return {"status": "ok"}
+
+    mount_hud(app)
+    from crcr.hud.web.routes import pages_router
+
+    app.include_router(
+        pages_router(lambda: app.state.hud.queries, upstream_repo=settings.upstream_repo)
+    )
+    return app
