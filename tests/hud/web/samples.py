@@ -23,7 +23,7 @@ DAYS = tuple(date(2026, 3, 4) + timedelta(days=i) for i in range(7))
 
 
 def summary_row(repo: str, level: str | None, rate: float | None, **kw: Any) -> BackendSummaryRow:
-    trend = tuple(TrendPoint(day, 10, round((rate or 0) / 10), rate) for day in DAYS)
+    trend = tuple(TrendPoint(day, 10, round((rate or 0) * 10), rate) for day in DAYS)
     fields: dict[str, Any] = {
         "repo": repo,
         "level": level,
@@ -77,8 +77,8 @@ def backend_page(rows: tuple[PrRow, ...], columns: tuple[str, ...]) -> BackendPa
             successes=18,
             failures=1,
             timed_out=1,
-            pass_rate=90.0,
-            timeout_rate=5.0,
+            pass_rate=0.9,
+            timeout_rate=0.05,
             pr_count=len(rows),
             avg_queue_time=30.0,
             avg_execution_time=900.0,

@@ -12,11 +12,11 @@ from crcr.hud.web import display
 @pytest.mark.parametrize(
     ("rate", "tone"),
     [
-        (100.0, "good"),
-        (95.0, "good"),
-        (94.99, "warn"),
-        (80.0, "warn"),
-        (79.9, "bad"),
+        (1.0, "good"),
+        (0.95, "good"),
+        (0.9499, "warn"),
+        (0.80, "warn"),
+        (0.799, "bad"),
         (0.0, "bad"),
         (None, "none"),
     ],
@@ -28,9 +28,9 @@ def test_pass_rates_are_green_from_95_amber_from_80_red_below(
 
 
 def test_percentages_drop_a_useless_decimal() -> None:
-    assert display.percent(100.0) == "100%"
-    assert display.percent(87.5) == "87.5%"
-    assert display.percent(66.6666) == "66.7%"
+    assert display.percent(1.0) == "100%"
+    assert display.percent(0.875) == "87.5%"
+    assert display.percent(2 / 3) == "66.7%"
     assert display.percent(None) == "—"
 
 

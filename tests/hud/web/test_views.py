@@ -18,11 +18,11 @@ def render_page(template: str, **context: object) -> str:
 
 def test_backends_are_grouped_l4_first_and_worst_pass_rate_first() -> None:
     rows = [
-        samples.summary_row("a/healthy", "L2", 99.0),
+        samples.summary_row("a/healthy", "L2", 0.99),
         samples.summary_row("a/silent", "L2", None),
-        samples.summary_row("a/flaky", "L2", 70.0),
-        samples.summary_row("a/gate", "L4", 96.0),
-        samples.summary_row("a/gone", None, 50.0),
+        samples.summary_row("a/flaky", "L2", 0.70),
+        samples.summary_row("a/gate", "L4", 0.96),
+        samples.summary_row("a/gone", None, 0.50),
     ]
     groups = views.group_by_level(rows)
     assert [g.level for g in groups] == ["L4", "L2", None]
@@ -99,9 +99,9 @@ def test_latency_panels_skip_backends_without_samples() -> None:
 
 def test_the_summary_page_shows_pills_in_the_threshold_colours() -> None:
     backends = (
-        samples.summary_row("org/green", "L4", 95.0),
-        samples.summary_row("org/amber", "L3", 80.0),
-        samples.summary_row("org/red", "L2", 79.0),
+        samples.summary_row("org/green", "L4", 0.95),
+        samples.summary_row("org/amber", "L3", 0.80),
+        samples.summary_row("org/red", "L2", 0.79),
     )
     summary = Summary(
         window_days=7,
@@ -115,7 +115,6 @@ def test_the_summary_page_shows_pills_in_the_threshold_colours() -> None:
         summary=summary,
         groups=views.group_by_level(backends),
         sparks={row.repo: views.trend_sparkline(row) for row in backends},
-        active_count=3,
         failure_share="10.0% of jobs",
         event_label="",
         event_types=[(None, "All"), ("nightly", "Nightly")],
@@ -166,7 +165,6 @@ def test_a_summary_without_backends_shows_an_intentional_empty_state() -> None:
         summary=summary,
         groups=(),
         sparks={},
-        active_count=0,
         failure_share="no jobs",
         event_label="",
         event_types=[(None, "All")],

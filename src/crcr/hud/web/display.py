@@ -10,8 +10,9 @@ from typing import Literal
 
 Tone = Literal["good", "warn", "bad", "none"]
 
-PASS_GOOD = 95.0  # percent: at or above is green
-PASS_WARN = 80.0  # percent: at or above is amber, below is red
+# Rates are fractions (0.0-1.0), as the queries return them; shown as percentages.
+PASS_GOOD = 0.95  # at or above is green
+PASS_WARN = 0.80  # at or above is amber, below is red
 
 LEVEL_NAMES = {
     "L4": "Merge-gating",
@@ -65,7 +66,7 @@ _CONCLUSION_ICON: dict[str, str] = {
 
 
 def pass_rate_tone(rate: float | None) -> Tone:
-    """Colour a pass rate given in percent: green ≥ 95, amber ≥ 80, red below."""
+    """Colour a pass rate (a fraction): green from 95 %, amber from 80 %, red below."""
     if rate is None:
         return "none"
     if rate >= PASS_GOOD:
@@ -76,10 +77,10 @@ def pass_rate_tone(rate: float | None) -> Tone:
 
 
 def percent(rate: float | None, digits: int = 1) -> str:
-    """Show a percentage, trimming a useless `.0` (100 % rather than 100.0 %)."""
+    """Show a fraction as a percentage, trimming a useless `.0` (100% not 100.0%)."""
     if rate is None:
         return "—"
-    text = f"{rate:.{digits}f}"
+    text = f"{rate * 100:.{digits}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return f"{text}%"

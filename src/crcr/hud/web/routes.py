@@ -104,7 +104,6 @@ def pages_router(
             summary=summary,
             groups=views.group_by_level(summary.backends),
             sparks={row.repo: views.trend_sparkline(row) for row in summary.backends},
-            active_count=sum(1 for row in summary.backends if row.active),
             failure_share=share,
             event_label=EVENT_NAMES.get(event or "", ""),
             event_types=[(None, "All"), *EVENT_NAMES.items()],

@@ -124,7 +124,7 @@ def trend_sparkline(row: BackendSummaryRow) -> Markup:
 def sparkline_svg(values: Sequence[float | None], label: str) -> str:
     """A pass-rate sparkline: wide enough to read a month of daily points."""
     return charts.sparkline(
-        values, width=max(84, min(120, 4 * len(values))), low=0, high=100, label=label
+        values, width=max(84, min(120, 4 * len(values))), low=0.0, high=1.0, label=label
     )
 
 

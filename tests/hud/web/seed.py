@@ -1,0 +1,143 @@
+"""Known results, stored through the HUD's real ingestion path, for the page tests.
+
+The figures the browser tests assert are worked out here, next to the data:
+
+- acme/gate (L4): PR 101 and PR 102, both with build, lint and three test shards.
+  PR 101's second shard failed; everything else passed. 10 jobs, 9 passed → 90 % (amber).
+- acme/flaky (L3): PR 101: build failed then passed on re-run (2 rows), test passed,
+  lint timed out, docs failed. 5 jobs, 2 passed → 40 % (red), 1 timed out.
+- acme/steady (L2): PR 103 tested on three different days, one job each, all green
+  (3 of 3 → 100 %, green); nightly runs: a failure two days ago, then a success today.
+- acme/dormant (L2): one green job 20 days ago: no data in a 7-day window, data in 30.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Engine
+
+from crcr.hud.ingest import HudIngestor
+
+UPSTREAM = "pytorch/pytorch"
+SHA_101 = "1010101010101010101010101010101010101010"
+SHA_102 = "1020202020202020202020202020202020202020"
+SHA_103 = "1030303030303030303030303030303030303030"
+NIGHTLY_OLD = "aaaa000000000000000000000000000000000000"
+NIGHTLY_NEW = "bbbb111111111111111111111111111111111111"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One completed job as a downstream would report it."""
+
+    repo: str
+    level: str
+    pr: int
+    sha: str
+    job: str
+    conclusion: str
+    workflow: str = "ci"
+    attempt: int = 1
+    days_ago: int = 0
+    event: str = "pull_request"
+    queue: float = 30.0
+    execution: float = 600.0
+    run_id: str = "5000"
+
+
+RESULTS = (
+    # acme/gate, L4
+    *(
+        Result("acme/gate", "L4", pr, sha, job, conclusion, run_id=run)
+        for pr, sha, run in ((101, SHA_101, "101"), (102, SHA_102, "102"))
+        for job, conclusion in (
+            ("build", "success"),
+            ("lint", "success"),
+            ("test (default, 1, 3, linux)", "success"),
+            ("test (default, 2, 3, linux)", "failure" if pr == 101 else "success"),
+            ("test (default, 3, 3, linux)", "success"),
+        )
+    ),
+    # acme/flaky, L3
+    Result("acme/flaky", "L3", 101, SHA_101, "build", "failure", attempt=1, queue=90.0),
+    Result("acme/flaky", "L3", 101, SHA_101, "build", "success", attempt=2, queue=90.0),
+    Result("acme/flaky", "L3", 101, SHA_101, "test", "success", queue=90.0),
+    Result("acme/flaky", "L3", 101, SHA_101, "lint", "timed_out", queue=90.0),
+    Result("acme/flaky", "L3", 101, SHA_101, "docs", "failure", queue=90.0),
+    # acme/steady, L2
+    *(
+        Result("acme/steady", "L2", 103, SHA_103, "build", "success", days_ago=d, run_id=f"3{d}")
+        for d in (0, 2, 4)
+    ),
+    Result("acme/steady", "L2", 0, NIGHTLY_OLD, "nightly", "failure", days_ago=2, event="nightly"),
+    Result("acme/steady", "L2", 0, NIGHTLY_NEW, "nightly", "success", event="nightly"),
+    # acme/dormant, L2: outside a 7-day window
+    Result("acme/dormant", "L2", 104, SHA_103, "build", "success", days_ago=20),
+)
+
+
+def result_body(result: Result, now: datetime) -> dict[str, Any]:
+    """The SPEC §6 body the relay would forward for this result."""
+    finished = now - timedelta(days=result.days_ago)
+    started = finished - timedelta(seconds=result.execution)
+    run_url = f"https://github.com/{result.repo}/actions/runs/{result.run_id}"
+    nightly = result.event == "nightly"
+    return {
+        "trusted": {
+            "verified_repo": result.repo,
+            "downstream_repo_level": result.level,
+            "ci_metrics": {"queue_time": result.queue, "execution_time": result.execution},
+            "dispatch": {
+                "upstream_repo": UPSTREAM,
+                "event_type": result.event,
+                "head_sha": result.sha,
+                "pr_number": result.pr,
+            },
+        },
+        "untrusted": {
+            "callback_payload": {
+                "event_type": result.event,
+                "delivery_id": result.sha if nightly else f"delivery-{result.pr}-{result.sha}",
+                "payload": {},
+                "workflow": {
+                    "schema_version": "1",
+                    "status": "completed",
+                    "conclusion": result.conclusion,
+                    "name": result.workflow,
+                    "url": f"{run_url}/attempts/{result.attempt}",
+                    "run_id": result.run_id,
+                    "run_attempt": str(result.attempt),
+                    "job_name": result.job,
+                    "check_run_id": f"{result.run_id}-{result.job}-{result.attempt}",
+                    "started_at": started.isoformat(),
+                    "completed_at": finished.isoformat(),
+                    "test_results": {"passed": 40, "failed": 0, "skipped": 2},
+                    "artifact_url": f"{run_url}/artifacts",
+                },
+            }
+        },
+    }
+
+
+def seed(engine: Engine, now: datetime | None = None) -> None:
+    """Store every known result, each at its own time, through `HudIngestor`.
+
+    Runs its own event loop in a worker thread: the caller may sit inside Playwright's
+    sync API, which keeps a loop running on the main thread.
+    """
+    now = now or datetime.now(UTC)
+
+    async def store() -> None:
+        for index, result in enumerate(RESULTS):
+            # A second apart, in list order: later results are newer.
+            moment = now - timedelta(days=result.days_ago, seconds=len(RESULTS) - index)
+            ingestor = HudIngestor(engine, clock=lambda moment=moment: moment)
+            await ingestor.ingest(result_body(result, now))
+
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        worker.submit(asyncio.run, store()).result()
