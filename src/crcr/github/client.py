@@ -80,7 +80,12 @@ class GitHubClient:
         self._http = GitHubHttp(
             self.api_url,
             timeout=timeout,
-            policy=RetryPolicy(max_retries, backoff_base, backoff_cap, max_hinted_wait),
+            policy=RetryPolicy(
+                max_retries=max_retries,
+                backoff_base=backoff_base,
+                backoff_cap=backoff_cap,
+                max_hinted_wait=max_hinted_wait,
+            ),
             transport=transport,
             max_connections=max_connections,
             clock=clock,
