@@ -1,0 +1,261 @@
+"""The sweeper: zombies become timed_out rows, queued deliveries are retried with
+backoff, custom queues get their handlers, and one instance leads at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import pytest
+import typer
+from prometheus_client import REGISTRY
+from sqlalchemy import select
+from tests.relay import callback_harness as harness
+from tests.relay.callback_harness import L2_REPO, Relay, callback_body
+from typer.testing import CliRunner
+
+from crcr.hud.db import create_results_engine
+from crcr.hud.models import Job
+from crcr.relay import sweep_cli
+from crcr.relay.hud_forwarder import HUD_QUEUE
+from crcr.relay.job_state import JobKey, JobState
+from crcr.relay.sweeper import Backoff, HandlerResult, Sweeper
+from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.state import LeasedItem
+
+opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
+relay = harness.relay
+
+JOB = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
+
+
+async def start_job(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    assert (await relay.post(callback_body("d-1"))).status_code == 200
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+# --- zombies -----------------------------------------------------------------------
+
+
+async def test_a_job_in_progress_past_the_timeout_becomes_a_timed_out_row(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 7)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert report.zombies_finalised == 1
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"]) == ("completed", "timed_out")
+    assert row["execution_time"] == relay.settings.zombie_timeout + 7
+    assert row["completed_at"].endswith("Z")
+    job = await relay.store.get_job(JOB)
+    assert job is not None and job.state == JobState.TIMED_OUT
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.TIMED_OUT
+    assert event.record is not None and event.record.context.head_sha == "a" * 40
+    assert (await relay.sweeper.sweep_once()).zombies_finalised == 0
+
+
+async def test_a_job_is_left_alone_until_its_deadline(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout - 1)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert report.zombies_finalised == 0
+    assert relay.hud.only_row()["status"] == "in_progress"
+
+
+async def test_a_completed_job_is_never_timed_out(relay: Relay) -> None:
+    await start_job(relay)
+    await relay.post(callback_body("d-1", "completed", "success"))
+    relay.clock.advance(relay.settings.zombie_timeout * 2)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert report.zombies_finalised == 0
+    assert relay.hud.only_row()["conclusion"] == "success"
+
+
+async def test_a_timeout_row_queued_while_the_hud_is_down_yields_to_the_late_truth(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.down = True
+    assert (await relay.sweeper.sweep_once()).zombies_finalised == 1
+    relay.hud.down = False
+    late = await relay.post(callback_body("d-1", "completed", "success"))
+
+    report = await relay.sweeper.sweep_once()
+
+    assert late.status_code == 200
+    assert report.handled[HUD_QUEUE] == {"done": 1}  # acknowledged unsent: stale
+    assert relay.hud.only_row()["conclusion"] == "success"
+
+
+async def test_a_timeout_row_reaches_the_hud_once_it_is_back(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.down = True
+    await relay.sweeper.sweep_once()
+    assert relay.hud.only_row()["status"] == "in_progress"
+    relay.hud.down = False
+
+    await relay.sweeper.sweep_once()
+
+    assert relay.hud.only_row()["conclusion"] == "timed_out"
+    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
+
+
+# --- queues --------------------------------------------------------------------------
+
+
+def test_backoff_doubles_up_to_the_cap_and_jitters_down_to_half() -> None:
+    top = Backoff(base=2.0, cap=10.0, random=lambda: 1.0)
+    bottom = Backoff(base=2.0, cap=10.0, random=lambda: 0.0)
+
+    assert [top.delay(n) for n in range(4)] == [2.0, 4.0, 8.0, 10.0]
+    assert [bottom.delay(n) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
+    assert top.delay(10_000) == 10.0
+
+
+async def test_other_queues_are_drained_by_their_own_handlers(relay: Relay) -> None:
+    seen: list[tuple[str, int]] = []
+    answers = {"a": [HandlerResult.RETRY, HandlerResult.DONE], "b": [HandlerResult.DROP]}
+
+    async def dispatch_handler(item: LeasedItem) -> HandlerResult:
+        seen.append((item.item_id, item.attempts))
+        return answers[item.item_id].pop(0)
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        queue_handlers={"dispatch": dispatch_handler},
+        backoff=Backoff(base=0.0),
+    )
+    await relay.store.enqueue("dispatch", "a", {"repo": "org2/l2-backend"})
+    await relay.store.enqueue("dispatch", "b", {"repo": "org4/critical"})
+
+    first = await sweeper.sweep_once()
+    second = await sweeper.sweep_once()
+
+    assert first.handled["dispatch"] == {"retry": 1, "drop": 1}
+    assert second.handled["dispatch"] == {"done": 1}
+    assert sorted(seen) == [("a", 0), ("a", 1), ("b", 0)]
+    assert (await relay.store.queue_stats("dispatch")).depth == 0
+
+
+async def test_a_handler_that_raises_is_retried_later(relay: Relay) -> None:
+    async def broken(item: LeasedItem) -> HandlerResult:
+        raise RuntimeError("boom")
+
+    sweeper = Sweeper(
+        relay.store, relay.deps.forwarder, relay.settings, queue_handlers={"dispatch": broken}
+    )
+    await relay.store.enqueue("dispatch", "a", {})
+
+    report = await sweeper.sweep_once()
+
+    assert report.handled["dispatch"] == {"retry": 1}
+    assert (await relay.store.queue_stats("dispatch")).depth == 1
+    assert await relay.store.lease("dispatch", lease_seconds=5) == []  # backing off
+
+
+async def test_queue_depth_and_age_are_exported(relay: Relay) -> None:
+    relay.hud.down = True
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+
+    await relay.sweeper.sweep_once()
+
+    assert REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1.0
+    age = REGISTRY.get_sample_value("crcr_queue_oldest_age_seconds", {"queue": HUD_QUEUE})
+    assert age is not None and age >= 0.0
+
+
+# --- leadership ------------------------------------------------------------------------
+
+
+def counting(sweeper: Sweeper, counts: dict[str, int]) -> None:
+    original: Callable[[], Awaitable[object]] = sweeper.sweep_once
+
+    async def sweep_once() -> object:
+        counts[sweeper.instance_id] = counts.get(sweeper.instance_id, 0) + 1
+        return await original()
+
+    sweeper.sweep_once = sweep_once  # type: ignore[method-assign]
+
+
+async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay) -> None:
+    counts: dict[str, int] = {}
+    instances = [
+        Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id=name)
+        for name in ("a", "b")
+    ]
+    for sweeper in instances:
+        counting(sweeper, counts)
+    stops = [asyncio.Event(), asyncio.Event()]
+    tasks = [
+        asyncio.create_task(s.run(stop, interval=0.05))
+        for s, stop in zip(instances, stops, strict=True)
+    ]
+
+    await wait_for(lambda: sum(counts.values()) >= 4)
+    assert len(counts) == 1
+    (leader,) = counts
+    follower = "b" if leader == "a" else "a"
+    index = "ab".index(leader)
+    stops[index].set()
+    await tasks[index]
+    await wait_for(lambda: counts.get(follower, 0) >= 1)
+
+    stops[1 - index].set()
+    await tasks[1 - index]
+
+
+# --- crcr sweep ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Test entry point."""
+
+    sweep_cli.register(app)
+    return app
+
+
+def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
+    from tests.relay.test_hud_forwarder import hud_body
+
+    async def queue_one() -> None:
+        store = await SqliteStateStore.open(tmp_path / "state.db")
+        await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
+        await store.close()
+
+    asyncio.run(queue_one())
+
+    result = CliRunner().invoke(cli, ["sweep"], env={"CRCR_DATA_DIR": str(tmp_path)})
+
+    assert result.exit_code == 0, result.output
+    assert "queue hud: done 1" in result.output
+    engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
+    with engine.connect() as connection:
+        rows = connection.execute(select(Job.status, Job.head_sha)).all()
+    engine.dispose()
+    assert [tuple(row) for row in rows] == [("in_progress", "a" * 40)]
