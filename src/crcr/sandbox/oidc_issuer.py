@@ -14,7 +14,6 @@ import json
 import secrets
 import time
 import uuid
-import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +25,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
+from crcr.sandbox.webhooks.objects import stable_id
+
 ACTIONS_TOKEN_LIFETIME = 300  # seconds; GitHub's tokens are short-lived (exp = iat + 5 min)
 BUILDKITE_TOKEN_LIFETIME = 300
 
@@ -36,11 +37,6 @@ def _b64url(data: bytes) -> str:
 
 def _b64url_uint(value: int) -> str:
     return _b64url(value.to_bytes((value.bit_length() + 7) // 8, "big"))
-
-
-def stable_id(text: str, *, low: int = 1_000_000, span: int = 900_000_000) -> int:
-    """Derive a stable GitHub-like numeric id from a name (same name, same id)."""
-    return low + zlib.crc32(text.encode()) % span
 
 
 @dataclass(frozen=True)
