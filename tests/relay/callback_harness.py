@@ -30,7 +30,7 @@ from crcr.oidc import OidcVerifier
 from crcr.relay.allowlist import Allowlist, parse_allowlist
 from crcr.relay.callback import callback_router
 from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
-from crcr.relay.hud_forwarder import HttpHudTransport, HudForwarder
+from crcr.relay.hud_forwarder import HttpHudTransport, HudForwarder, HudTransport
 from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.sweeper import Backoff, Sweeper
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
@@ -267,6 +267,8 @@ async def build_relay(
     issuer: SandboxIssuer,
     clock: Clock,
     http: httpx.AsyncClient,
+    *,
+    transport: HudTransport | None = None,
     **setting_overrides: Any,
 ) -> Relay:
     """Assemble one relay instance on `store` (call again on a reopened store to restart)."""
@@ -284,7 +286,7 @@ async def build_relay(
         return allowlist
 
     forwarder = HudForwarder(
-        HttpHudTransport(HUD_URL, HUD_TOKEN, http, retry_delay=0.01),
+        transport or HttpHudTransport(HUD_URL, HUD_TOKEN, http, retry_delay=0.01),
         store,
         timeout=settings.hud_timeout,
     )
