@@ -17,7 +17,8 @@ from starlette.routing import Mount
 
 from crcr.oidc import KeysUnavailable, OidcVerifier, TokenRejected, VerifiedIdentity
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
-from crcr.settings import OidcIssuer
+from crcr.settings import OidcIssuer, Settings
+from crcr.stores.factory import open_state_store
 from crcr.stores.sqlite_state import SqliteStateStore
 from crcr.stores.state import StateStore
 
@@ -83,7 +84,9 @@ def trusted() -> list[OidcIssuer]:
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
-    opened = await SqliteStateStore.open(tmp_path / "state.db")
+    # The embedded SQLite store, opened the way `crcr serve` opens it.
+    opened = await open_state_store(Settings(redis_url=None, data_dir=tmp_path))
+    assert isinstance(opened, SqliteStateStore)
     yield opened
     await opened.close()
 

@@ -53,6 +53,13 @@ def parse_jwks(document: Any, *, fetched_at: float) -> KeySet:
     return KeySet(keys=keys, document=document, fetched_at=fetched_at)
 
 
+def _seconds(text: str | None) -> float | None:
+    try:
+        return None if text is None else float(text)
+    except ValueError:
+        return None
+
+
 class JwksCache:
     """Find the public key for (issuer, kid), fetching as rarely as the SPEC allows."""
 
@@ -115,9 +122,9 @@ class JwksCache:
         now = self._clock()
         if now - self._last_refresh.get(issuer.issuer, -1e18) < self._refresh_interval:
             return False
-        last = await self._store.cache_get(REFRESH_NAMESPACE, issuer.issuer)
-        if last is not None and now - float(last) < self._refresh_interval:
-            self._last_refresh[issuer.issuer] = float(last)
+        last = _seconds(await self._store.cache_get(REFRESH_NAMESPACE, issuer.issuer))
+        if last is not None and now - last < self._refresh_interval:
+            self._last_refresh[issuer.issuer] = last
             return False
         window = int(now // self._refresh_interval)
         claimed = await self._store.claim_once(

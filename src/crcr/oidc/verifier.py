@@ -25,9 +25,7 @@ from crcr.settings import OidcIssuer, Settings
 from crcr.stores.state import StateStore
 
 
-def verify_signature(
-    token: str, key: jwt.PyJWK, *, issuer: str, audience: str
-) -> Mapping[str, Any]:
+def verified_claims(token: str, key: jwt.PyJWK, *, issuer: str, audience: str) -> Mapping[str, Any]:
     """Check signature, `iss` and `aud`; times are checked separately with our clock."""
     try:
         return jwt.decode(
@@ -98,6 +96,6 @@ class OidcVerifier:
         if issuer is None:
             raise TokenRejected("token issuer (iss) is not trusted")
         key = await self._keys.key_for(issuer, kid)
-        claims = verify_signature(token, key, issuer=issuer.issuer, audience=self._audience)
+        claims = verified_claims(token, key, issuer=issuer.issuer, audience=self._audience)
         check_times(claims, now=self._clock(), leeway=self._leeway)
         return identity_from_claims(issuer, claims)
