@@ -1,4 +1,4 @@
-"""Known results, stored through the HUD's real ingestion path, for the page tests.
+"""Known results, posted to the HUD's real ingestion API, for the page tests.
 
 The figures the browser tests assert are worked out here, next to the data:
 
@@ -13,15 +13,11 @@ The figures the browser tests assert are worked out here, next to the data:
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Engine
-
-from crcr.hud.ingest import HudIngestor
+import httpx
 
 UPSTREAM = "pytorch/pytorch"
 SHA_101 = "1010101010101010101010101010101010101010"
@@ -124,20 +120,26 @@ def result_body(result: Result, now: datetime) -> dict[str, Any]:
     }
 
 
-def seed(engine: Engine, now: datetime | None = None) -> None:
-    """Store every known result, each at its own time, through `HudIngestor`.
+class Clock:
+    """The HUD's clock during seeding: rows land on the day the test says."""
 
-    Runs its own event loop in a worker thread: the caller may sit inside Playwright's
-    sync API, which keeps a loop running on the main thread.
-    """
-    now = now or datetime.now(UTC)
+    def __init__(self) -> None:
+        self.now = datetime.now(UTC)
 
-    async def store() -> None:
-        for index, result in enumerate(RESULTS):
-            # A second apart, in list order: later results are newer.
-            moment = now - timedelta(days=result.days_ago, seconds=len(RESULTS) - index)
-            ingestor = HudIngestor(engine, clock=lambda moment=moment: moment)
-            await ingestor.ingest(result_body(result, now))
+    def __call__(self) -> datetime:
+        return self.now
 
-    with ThreadPoolExecutor(max_workers=1) as worker:
-        worker.submit(asyncio.run, store()).result()
+
+def seed(client: httpx.Client, token: str, clock: Clock) -> None:
+    """POST every known result to `/api/crcr/results`, each at its own time."""
+    now = datetime.now(UTC)
+    for index, result in enumerate(RESULTS):
+        # A second apart, in list order: later results are newer.
+        clock.now = now - timedelta(days=result.days_ago, seconds=len(RESULTS) - index)
+        response = client.post(
+            "/api/crcr/results",
+            json=result_body(result, now),
+            headers={"x-hud-internal-bot": token},
+        )
+        assert response.status_code == 200, response.text
+    clock.now = now

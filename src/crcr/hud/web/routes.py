@@ -53,7 +53,11 @@ def _href(path: str, **params: object) -> str:
 
 
 def pages_router(
-    queries: QueriesSource, *, upstream_repo: str = "pytorch/pytorch", prefix: str = "/crcr"
+    queries: QueriesSource,
+    *,
+    upstream_repo: str = "pytorch/pytorch",
+    prefix: str = "/crcr",
+    per_page: int = PER_PAGE,
 ) -> APIRouter:
     """Build the dashboard routes under `prefix`.
 
@@ -169,7 +173,7 @@ def pages_router(
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
         full_name = f"{owner}/{repo}"
-        result = await facade().backend(full_name, window, number, PER_PAGE, event_type=event)
+        result = await facade().backend(full_name, window, number, per_page, event_type=event)
         if result is None:
             message = f"No results have been recorded for {full_name}."
             return error(404, "Unknown backend", message)
