@@ -10,10 +10,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import AUDIENCE, L1_REPO, L2_REPO, Relay, callback_body
 
+from crcr.relay.callback import callback_router
+from crcr.relay.callback_deps import CallbackDeps
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 
 opener, signing_key, issuer, relay = (
@@ -111,3 +115,22 @@ async def test_a_valid_token_for_an_l2_repo_is_accepted_with_and_without_the_sla
     assert (plain.status_code, plain.json()) == (200, {"status": "accepted"})
     assert (slashed.status_code, slashed.json()) == (200, {"status": "accepted"})
     assert relay.hud.writes == 2
+
+
+async def test_the_router_can_take_its_dependencies_late(relay: Relay) -> None:
+    app = FastAPI()
+    late: dict[str, CallbackDeps] = {}
+    app.include_router(callback_router(lambda: late["deps"]))
+    late["deps"] = relay.deps  # as an app's lifespan would, after the routes exist
+    await relay.dispatch("d-1")
+
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://relay"
+    ) as client:
+        response = await client.post(
+            "/github/callback",
+            json=callback_body("d-1"),
+            headers={"authorization": f"Bearer {relay.token()}"},
+        )
+
+    assert response.json() == {"status": "accepted"}

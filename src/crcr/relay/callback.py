@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -48,13 +49,18 @@ class Answer(Exception):
         self.headers = headers or {}
 
 
-def callback_router(deps: CallbackDeps) -> APIRouter:
-    """The callback routes, with and without the trailing slash (the reference takes both)."""
+def callback_router(deps: CallbackDeps | Callable[[], CallbackDeps]) -> APIRouter:
+    """The callback routes, with and without the trailing slash (the reference takes both).
+
+    `deps` may be a function returning them, for apps that open their stores in the
+    lifespan, after the routes are declared (e.g. `lambda: app.state.callback_deps`).
+    """
     router = APIRouter(tags=["relay"])
+    resolve = deps if callable(deps) else (lambda: deps)
 
     async def github_callback(request: Request) -> JSONResponse:
         """Receive a downstream CI status report."""
-        return await handle_callback(deps, request)
+        return await handle_callback(resolve(), request)
 
     for path in CALLBACK_PATHS:
         router.add_api_route(
