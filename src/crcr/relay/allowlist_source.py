@@ -226,7 +226,9 @@ class AllowlistSource:
         try:
             record = json.loads(stored)
             text, fetched_at = str(record["text"]), float(record["fetched_at"])
-            return _Loaded(parse_allowlist(text), text, fetched_at)
+            known = self._loaded
+            allowlist = known.allowlist if known and known.text == text else parse_allowlist(text)
+            return _Loaded(allowlist, text, fetched_at)
         except (ValueError, KeyError, TypeError) as exc:  # AllowlistError is a ValueError
             logger.warning("ignoring an unusable shared allowlist copy: %s", exc)
             return None
