@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -35,6 +36,10 @@ class DownstreamTargets(Protocol):
 
     def repos_for_device(self, device: str) -> Sequence[str]:
         """The L3 repos that a `ciflow/crcr/<device>` label opts in."""
+        ...
+
+    def events_of(self, repo: str) -> AbstractSet[str]:
+        """The event kinds a repo takes part in (an entry may opt out of PRs)."""
         ...
 
 
@@ -141,13 +146,18 @@ async def _fan_out(
     except PayloadTooLarge as exc:
         return _answer(422, event, "too_large", error=str(exc))
     allowlist = await deps.allowlist()
+    repos = [
+        repo
+        for repo in allowlist.dispatch_targets()
+        if event != "pull_request" or "pull_request" in allowlist.events_of(repo)
+    ]
     outcomes = await dispatch_to_downstreams(
         deps.fanout,
         delivery_id=delivery_id,
         context=decision.context,
         client_payload=client_payload.value,
         trimmed=client_payload.trimmed,
-        repos=allowlist.dispatch_targets(),
+        repos=repos,
     )
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]

@@ -1,0 +1,168 @@
+"""The live parts of one relay instance, opened at start-up and closed at shutdown.
+
+`crcr serve`, the demo and the tests all build their app from a `Runtime`, so the
+wiring between components (state store, GitHub client, allowlist, HUD, verifier,
+forwarder, sweeper) lives in this one place.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
+from crcr.github.factory import github_client_from_settings
+from crcr.hud.component import Hud, open_hud
+from crcr.oidc.verifier import OidcVerifier
+from crcr.relay.allowlist import Allowlist
+from crcr.relay.allowlist_source import AllowlistSource
+from crcr.relay.callback_deps import CallbackDeps
+from crcr.relay.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
+from crcr.relay.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.sweeper import BackgroundSweeper, Sweeper
+from crcr.relay.webhook import WebhookDeps
+from crcr.settings import Settings
+from crcr.stores.state import StateStore
+
+HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
+
+
+def is_permanent_dispatch_failure(exc: Exception) -> bool:
+    """404 (the App is not installed there) and 422 (GitHub refused the body) never heal."""
+    return isinstance(exc, GitHubNotFound | GitHubUnprocessable)
+
+
+@dataclass
+class Runtime:
+    """Everything the relay's routes and background tasks share."""
+
+    settings: Settings
+    store: StateStore
+    http: httpx.AsyncClient
+    github: GitHubClient
+    allowlist: Callable[[], Awaitable[Allowlist]]
+    hud: Hud | None
+    forwarder: HudForwarder
+    fanout: FanOut
+    webhook: WebhookDeps
+    callback: CallbackDeps
+    sweeper: Sweeper
+    _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _background: BackgroundSweeper | None = None
+
+    def start_background(self, interval: float = 15.0) -> None:
+        """Run the sweeper (zombies, retry queues) while the app serves."""
+        self._background = BackgroundSweeper(self.sweeper, interval=interval)
+        self._background.start()
+
+    async def close(self) -> None:
+        """Stop background work, then release what was opened, newest first."""
+        if self._background is not None:
+            await self._background.stop()
+        for closer in reversed(self._closers):
+            with contextlib.suppress(Exception):
+                await closer()
+
+
+async def open_runtime(
+    settings: Settings,
+    *,
+    store: StateStore | None = None,
+    github: GitHubClient | None = None,
+    http: httpx.AsyncClient | None = None,
+) -> Runtime:
+    """Open every component the settings call for.
+
+    A test or the demo may pass objects it already holds (a store, a GitHub client bound
+    to the sandbox, an HTTP client for JWKS and the HUD); what is passed in is not closed.
+    """
+    from crcr.stores.factory import open_state_store
+
+    closers: list[Callable[[], Awaitable[None]]] = []
+    if store is None:
+        store = await open_state_store(settings)
+        closers.append(store.close)
+    if http is None:
+        http = httpx.AsyncClient(limits=HTTP_LIMITS, timeout=settings.github_timeout)
+        closers.append(http.aclose)
+    if github is None:
+        github = github_client_from_settings(settings, store)
+        closers.append(github.aclose)
+    source = AllowlistSource.from_settings(
+        settings, store, fetch_contents=github.get_contents, http=http
+    )
+    closers.append(source.aclose)
+    hud = None
+    if not settings.hud_url:
+        hud = await open_hud(settings)
+        closers.append(hud.close)
+    forwarder = forwarder_from_settings(
+        settings, store, http=http, ingestor=hud.ingestor if hud else None
+    )
+    fanout = FanOut(
+        store=store,
+        send=_brief(github),
+        is_permanent=is_permanent_dispatch_failure,
+        record_ttl=settings.status_ttl,
+        concurrency=settings.dispatch_concurrency,
+    )
+    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
+    webhook = WebhookDeps(
+        secret=secret.encode(),
+        upstream_repo=settings.upstream_repo,
+        push_branches=settings.push_branches,
+        record_ttl=settings.status_ttl,
+        allowlist=source.get,
+        fanout=fanout,
+    )
+    callback = CallbackDeps(
+        store=store,
+        verifier=OidcVerifier.from_settings(settings, store, http),
+        allowlist=source.get,
+        forwarder=forwarder,
+        settings=settings,
+        commit_exists=github.commit_exists,
+    )
+    redelivery = FanOut(
+        store=store,
+        send=github.dispatch,
+        is_permanent=is_permanent_dispatch_failure,
+        record_ttl=settings.status_ttl,
+        concurrency=settings.dispatch_concurrency,
+    )
+    sweeper = Sweeper(
+        store,
+        forwarder,
+        settings,
+        queue_handlers={DISPATCH_QUEUE: dispatch_queue_handler(redelivery)},
+    )
+    return Runtime(
+        settings=settings,
+        store=store,
+        http=http,
+        github=github,
+        allowlist=source.get,
+        hud=hud,
+        forwarder=forwarder,
+        fanout=fanout,
+        webhook=webhook,
+        callback=callback,
+        sweeper=sweeper,
+        _closers=closers,
+    )
+
+
+IN_REQUEST_RETRIES = 2
+"""Retries of a dispatch while GitHub's webhook request waits; the queue does the rest."""
+
+
+def _brief(github: GitHubClient) -> SendDispatch:
+    async def send(repo: str, event_type: str, client_payload: Mapping[str, Any]) -> None:
+        await github.dispatch(repo, event_type, client_payload, max_retries=IN_REQUEST_RETRIES)
+
+    return send
