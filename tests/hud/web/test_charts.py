@@ -36,16 +36,20 @@ def test_a_sparkline_on_a_fixed_scale_puts_100_at_the_top_and_0_at_the_bottom() 
     assert start[1] == 18 and end[1] == 2  # 2 px padding inside 20 px
 
 
-def test_a_missing_day_breaks_the_sparkline_instead_of_dropping_to_zero() -> None:
-    root = parse(charts.sparkline([100, 100, None, 50, 50], low=0, high=100))
+def test_a_missing_day_is_bridged_by_a_dashed_line_instead_of_dropping_to_zero() -> None:
+    root = parse(charts.sparkline([100, 100, None, 50, 50], width=50, height=20, low=0, high=100))
     lines = polyline_points(root)
     assert len(lines) == 2
     assert all(len(line) == 2 for line in lines)
+    [bridge] = list(root.iter(f"{SVG}line"))
+    assert bridge.attrib["stroke-dasharray"]
+    assert float(bridge.attrib["y1"]) == 2 and float(bridge.attrib["y2"]) == 10  # 100 → 50
 
 
 def test_an_isolated_day_is_drawn_as_a_dot() -> None:
     root = parse(charts.sparkline([None, 80, None], low=0, high=100))
     assert polyline_points(root) == []
+    assert list(root.iter(f"{SVG}line")) == []
     assert len(list(root.iter(f"{SVG}circle"))) == 2  # the point and the "latest" marker
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
+from itertools import pairwise
 
 Point = tuple[float, float | None]
 
@@ -93,16 +94,25 @@ def sparkline(
 
     parts = [head]
     indexed: list[tuple[float, float | None]] = [(float(i), v) for i, v in enumerate(values)]
-    for run in _runs(indexed):
-        coords = " ".join(f"{_num(x)},{_num(y)}" for x, y in (xy(i, v) for i, v in run))
+    runs = _runs(indexed)
+    # Days without jobs are bridged by a faint dashed line, so a sparse trend still
+    # reads as a trend while the gap stays visible.
+    for before, after in pairwise(runs):
+        (x1, y1), (x2, y2) = xy(*before[-1]), xy(*after[0])
+        parts.append(
+            f'<line x1="{_num(x1)}" y1="{_num(y1)}" x2="{_num(x2)}" y2="{_num(y2)}" '
+            f'stroke="{colour}" stroke-opacity="0.5" stroke-width="1" stroke-dasharray="2 2"/>'
+        )
+    for run in runs:
         if len(run) == 1:
             x, y = xy(*run[0])
-            parts.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="1.5" fill="{colour}"/>')
-        else:
-            parts.append(
-                f'<polyline points="{coords}" fill="none" stroke="{colour}" '
-                f'stroke-width="1.5" stroke-linejoin="round" stroke-linecap="round"/>'
-            )
+            parts.append(f'<circle cx="{_num(x)}" cy="{_num(y)}" r="1.75" fill="{colour}"/>')
+            continue
+        coords = " ".join(f"{_num(x)},{_num(y)}" for x, y in (xy(i, v) for i, v in run))
+        parts.append(
+            f'<polyline points="{coords}" fill="none" stroke="{colour}" '
+            f'stroke-width="1.5" stroke-linejoin="round" stroke-linecap="round"/>'
+        )
     last_i = max(i for i, v in enumerate(values) if v is not None)
     last_v = values[last_i]
     assert last_v is not None
@@ -200,25 +210,25 @@ def line_chart(
         f'<line class="axis" x1="{_num(left)}" x2="{_num(left + plot_w)}" '
         f'y1="{_num(top + plot_h)}" y2="{_num(top + plot_h)}"/>'
     )
-    legend_x = left
-    legend_y = height - 6
-    for index, s in enumerate(series):
-        colour = s.colour or PALETTE[index % len(PALETTE)]
+    colours = [s.colour or PALETTE[i % len(PALETTE)] for i, s in enumerate(series)]
+    # Drawn last-first so the first series (e.g. the median) stays on top where lines meet.
+    for s, colour in reversed(list(zip(series, colours, strict=True))):
         for run in _runs(s.points):
-            coords = " ".join(f"{_num(px(x))},{_num(py(y))}" for x, y in run)
             if len(run) > 1:
+                coords = " ".join(f"{_num(px(x))},{_num(py(y))}" for x, y in run)
                 svg.append(
                     f'<polyline points="{coords}" fill="none" stroke="{colour}" '
                     f'stroke-width="2" stroke-linejoin="round"/>'
                 )
         for x, y in s.points:
-            if y is None:
-                continue
-            tip = f"{s.name} · {format_x(x)}: {format_y(y)}"
-            svg.append(
-                f'<circle cx="{_num(px(x))}" cy="{_num(py(y))}" r="3" fill="{colour}">'
-                f"<title>{escape(tip)}</title></circle>"
-            )
+            if y is not None:
+                tip = f"{s.name} · {format_x(x)}: {format_y(y)}"
+                svg.append(
+                    f'<circle cx="{_num(px(x))}" cy="{_num(py(y))}" r="3" fill="{colour}">'
+                    f"<title>{escape(tip)}</title></circle>"
+                )
+    legend_x, legend_y = left, height - 6
+    for s, colour in zip(series, colours, strict=True):
         svg.append(
             f'<rect x="{_num(legend_x)}" y="{_num(legend_y - 9)}" width="10" height="10" '
             f'rx="2" fill="{colour}"/><text class="legend" x="{_num(legend_x + 14)}" '

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import UTC, date, datetime
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -43,6 +44,10 @@ def _page(params: Mapping[str, str]) -> int:
     if not raw.isdigit() or int(raw) < 1:
         raise BadParameter(f"page must be a positive whole number, got {raw!r}")
     return int(raw)
+
+
+def _today() -> date:
+    return datetime.now(UTC).date()
 
 
 def _href(path: str, **params: object) -> str:
@@ -128,7 +133,7 @@ def pages_router(
             "metrics.html",
             "metrics",
             window=window,
-            panels=views.latency_panels(points),
+            panels=views.latency_panels(points, views.window_days(window, _today())),
             window_href=lambda days: _href(f"{prefix}/metrics", window=days),
             backend_href=backend_href,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, time
+from datetime import UTC, date, datetime, time, timedelta
 
 from markupsafe import Markup
 
@@ -243,16 +243,28 @@ def _x_label(x: float) -> str:
     return datetime.fromtimestamp(x, UTC).strftime("%b %d")
 
 
-def latency_panels(points: Iterable[LatencyPoint]) -> tuple[LatencyPanel, ...]:
-    """One panel per backend, each with p50/p90/p99 lines for queue and execution time."""
-    by_repo: dict[str, list[LatencyPoint]] = defaultdict(list)
+def window_days(window: int, today: date) -> tuple[date, ...]:
+    """The whole UTC days of a window ending today, oldest first (as the queries count)."""
+    return tuple(today - timedelta(days=offset) for offset in range(window - 1, -1, -1))
+
+
+def latency_panels(
+    points: Iterable[LatencyPoint], window: Sequence[date] = ()
+) -> tuple[LatencyPanel, ...]:
+    """One panel per backend, each with p50/p90/p99 lines for queue and execution time.
+
+    Days of `window` without a point are drawn as gaps, so the x axis always spans the
+    whole window and one busy day does not fill the chart.
+    """
+    by_repo: dict[str, dict[date, LatencyPoint]] = defaultdict(dict)
     for point in points:
-        by_repo[point.repo].append(point)
+        by_repo[point.repo][point.day] = point
     panels = []
     for repo in sorted(by_repo):
-        days = sorted(by_repo[repo], key=lambda p: p.day)
-        if not any(p.queue_samples or p.execution_samples for p in days):
+        known = by_repo[repo]
+        if not any(p.queue_samples or p.execution_samples for p in known.values()):
             continue
+        days = [known.get(day) or _no_samples(repo, day) for day in sorted({*window, *known})]
         panels.append(
             LatencyPanel(
                 repo=repo,
@@ -271,6 +283,10 @@ def latency_panels(points: Iterable[LatencyPoint]) -> tuple[LatencyPanel, ...]:
             )
         )
     return tuple(panels)
+
+
+def _no_samples(repo: str, day: date) -> LatencyPoint:
+    return LatencyPoint(repo, day, 0, None, None, None, 0, None, None, None)
 
 
 def _latest(values: Iterable[float | None]) -> float | None:
