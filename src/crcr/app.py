@@ -11,7 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from crcr import __version__
 from crcr.relay.callback import callback_router
-from crcr.relay.webhook import WebhookDeps, webhook_router
+from crcr.relay.webhook import webhook_router
 from crcr.runtime import Runtime, open_runtime
 from crcr.settings import Settings, load_settings
 from crcr.stores.state import StateStoreUnavailable
@@ -36,7 +36,6 @@ def create_app(
         opened = await runtime(settings)
         app.state.runtime = opened
         app.state.hud = opened.hud
-        app.include_router(callback_router(opened.callback))
         if background:
             opened.start_background()
         try:
@@ -47,11 +46,12 @@ def create_app(
     app = FastAPI(title="crcr", version=__version__, lifespan=lifespan)
     app.state.settings = settings
 
-    def webhook_deps(request: Request) -> WebhookDeps:
-        deps: WebhookDeps = request.app.state.runtime.webhook
-        return deps
+    def live() -> Runtime:
+        opened: Runtime = app.state.runtime
+        return opened
 
-    app.include_router(webhook_router(webhook_deps))
+    app.include_router(webhook_router(lambda: live().webhook))
+    app.include_router(callback_router(lambda: live().callback))
     _mount_hud(app, settings)
 
     @app.get("/healthz", tags=["ops"])

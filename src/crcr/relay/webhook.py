@@ -74,8 +74,8 @@ async def read_capped_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def webhook_router(deps: Callable[[Request], WebhookDeps]) -> APIRouter:
-    """The webhook route; `deps` finds the endpoint's dependencies for a request."""
+def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
+    """The webhook route; `deps` returns its dependencies once the app has opened them."""
     router = APIRouter(tags=["relay"])
 
     @router.post("/github/webhook")
@@ -84,7 +84,7 @@ def webhook_router(deps: Callable[[Request], WebhookDeps]) -> APIRouter:
         event = request.headers.get("x-github-event", "")
         delivery_id = request.headers.get("x-github-delivery", "")
         try:
-            response = await _handle(deps(request), request, event, delivery_id)
+            response = await _handle(deps(), request, event, delivery_id)
         except StateStoreUnavailable as exc:
             log.error("state store unavailable", extra={"delivery_id": delivery_id})
             response = _answer(503, event, "store_unavailable", error=f"state store: {exc}")
