@@ -8,7 +8,7 @@ from collections.abc import Callable, Mapping
 import httpx
 import typer
 
-from crcr.relay.hud_forwarder import Ingestor, forwarder_from_settings
+from crcr.relay.hud_forwarder import forwarder_from_settings
 from crcr.relay.sweeper import QueueHandler, Sweeper, SweepReport
 from crcr.settings import Settings
 from crcr.stores.state import StateStore, StateStoreUnavailable
@@ -46,26 +46,22 @@ async def sweep_pass(
     from crcr.stores.factory import open_state_store
 
     store = await open_state_store(settings)
+    hud = None
     try:
+        if not settings.hud_url:
+            from crcr.hud.component import open_hud
+
+            hud = await open_hud(settings, retention=False)
         async with httpx.AsyncClient() as http:
             forwarder = forwarder_from_settings(
-                settings, store, http=http, ingestor=_in_process_ingestor(settings)
+                settings, store, http=http, ingestor=hud.ingestor if hud else None
             )
             extra = queue_handlers(settings, store, http) if queue_handlers else {}
             return await Sweeper(store, forwarder, settings, queue_handlers=extra).sweep_once()
     finally:
+        if hud is not None:
+            await hud.close()
         await store.close()
-
-
-def _in_process_ingestor(settings: Settings) -> Ingestor | None:
-    if settings.hud_url:
-        return None
-    from crcr.hud.db import create_results_engine, migrate
-    from crcr.hud.ingest import HudIngestor
-
-    engine = create_results_engine(settings.hud_database_url)
-    migrate(engine)
-    return HudIngestor(engine)
 
 
 def describe(report: SweepReport) -> str:
