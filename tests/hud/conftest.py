@@ -7,10 +7,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, delete, text
+from sqlalchemy import Engine, create_engine, text
+from tests.hud.store_tools import clear
 
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.models import Base
 
 
 def _postgres_schema_url(base_url: str) -> Iterator[str]:
@@ -46,13 +46,6 @@ def migrated_engine(store_url: str) -> Iterator[Engine]:
     migrate(engine)
     yield engine
     engine.dispose()
-
-
-def clear(engine: Engine) -> None:
-    """Empty every HUD table."""
-    with engine.begin() as connection:
-        for table in reversed(Base.metadata.sorted_tables):
-            connection.execute(delete(table))
 
 
 @pytest.fixture
