@@ -134,6 +134,11 @@ def test_from_the_summary_to_a_backend_to_a_pull_request(
     expect(rows.nth(0).locator('td[data-column="ci / build"] .meta a')).to_have_text("logs")
     snapshot(page, artifacts, "backend")
 
+    page.locator('a[data-event="push"]').click()
+    expect(page).to_have_url(f"{hud_url}/crcr/acme/gate?event=push")
+    expect(page.locator(".empty-state")).to_contain_text("any job for pushes to main in the")
+    page.go_back()
+
     page.get_by_role("link", name="#101").click()
     expect(page).to_have_url(f"{hud_url}/crcr/pr/101")
     panels = page.locator("section.panel[data-repo]")
@@ -158,11 +163,12 @@ def test_metrics_page_draws_percentile_charts_per_backend(
     panels = page.locator("section.panel[data-repo]")
     expect(panels).to_have_count(3)
     gate = page.locator('section[data-repo="acme/gate"]')
-    expect(gate.locator("svg.chart")).to_have_count(2)
-    legend = gate.locator("svg.chart").first.locator("text.legend")
+    charts = gate.locator("svg.chart:visible")
+    expect(charts).to_have_count(2)  # queue and execution, drawn for this screen size
+    legend = charts.first.locator("text.legend")
     expect(legend).to_have_text(["p50", "p90", "p99"])
     # Rollup percentiles come from log-scale buckets: near 30 s, within a few percent.
-    titles = gate.locator("svg.chart").first.locator("circle title").all_text_contents()
+    titles = charts.first.locator("circle title").all_text_contents()
     [median] = [title for title in titles if title.startswith("p50 · ")]
     assert median.endswith(("29s", "30s", "31s")), median
     snapshot(page, artifacts, "metrics")

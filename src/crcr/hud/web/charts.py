@@ -234,6 +234,6 @@ def line_chart(
             f'rx="2" fill="{colour}"/><text class="legend" x="{_num(legend_x + 14)}" '
             f'y="{_num(legend_y)}">{escape(s.name)}</text>'
         )
-        legend_x += 24 + 7 * len(s.name)
+        legend_x += 32 + 9 * len(s.name)
     svg.append("</svg>")
     return "".join(svg)

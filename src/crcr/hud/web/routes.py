@@ -18,6 +18,7 @@ DEFAULT_WINDOW = 7
 PER_PAGE = 25
 
 QueriesSource = HudQueries | Callable[[], HudQueries]
+EVENT_CHOICES = ((None, "All"), *EVENT_NAMES.items())
 
 
 class BadParameter(Exception):
@@ -115,7 +116,7 @@ def pages_router(
             sparks={row.repo: views.trend_sparkline(row) for row in summary.backends},
             failure_share=share,
             event_label=EVENT_NAMES.get(event or "", ""),
-            event_types=[(None, "All"), *EVENT_NAMES.items()],
+            event_types=EVENT_CHOICES,
             window_href=lambda days: _href(prefix, window=days, event=event),
             event_href=lambda key: _href(prefix, window=window, event=key),
             backend_href=backend_href,
@@ -191,6 +192,9 @@ def pages_router(
             headers=views.matrix_headers(result),
             legend=("success", "failure", "timed_out", "cancelled", "in_progress"),
             window_href=lambda days: _href(path, window=days, event=event),
+            event=event,
+            event_types=EVENT_CHOICES,
+            event_href=lambda key: _href(path, window=window, event=key),
             newer_href=_href(path, window=window, event=event, page=number - 1)
             if number > 1
             else None,

@@ -303,11 +303,19 @@ def _percentile_chart(
         charts.Series("p90", list(zip(xs, (row[2] for row in rows), strict=True))),
         charts.Series("p99", list(zip(xs, (row[3] for row in rows), strict=True))),
     ]
-    svg = charts.line_chart(
-        series,
-        title=title,
-        format_y=display.duration_short,
-        format_x=_x_label,
-        y_steps=charts.DURATION_STEPS,
-    )
-    return Markup(svg)  # noqa: S704 - charts escape all text
+    # Two drawings, one shown per screen size (CSS): SVG text scales with the chart, so
+    # a wide chart squeezed onto a phone would have unreadable labels.
+    drawings = [
+        f'<div class="{css}">'
+        + charts.line_chart(
+            series,
+            title=title,
+            format_y=display.duration_short,
+            format_x=_x_label,
+            y_steps=charts.DURATION_STEPS,
+            width=width,
+        )
+        + "</div>"
+        for css, width in (("chart-wide", 560), ("chart-narrow", 340))
+    ]
+    return Markup("".join(drawings))  # noqa: S704 - charts escape all text
