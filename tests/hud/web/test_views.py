@@ -83,23 +83,6 @@ def test_pr_jobs_fold_earlier_attempts_under_the_latest() -> None:
     assert dict(backend.tally) == {"failure": 1, "success": 2}
 
 
-def test_latency_panels_skip_backends_without_samples() -> None:
-    points = [
-        samples.latency("org/a", samples.DAYS[0], 10.0),
-        samples.latency("org/a", samples.DAYS[1], None),
-        samples.latency("org/a", samples.DAYS[2], 30.0),
-        samples.latency("org/quiet", samples.DAYS[0], None),
-    ]
-    window = views.window_days(7, samples.DAYS[-1])
-    assert window == samples.DAYS
-    [panel] = views.latency_panels(points, window)
-    assert panel.repo == "org/a"
-    assert "Mar 10" in panel.queue_chart  # the axis spans the window, not just the data
-    assert panel.queue_samples == 10
-    assert panel.latest_queue_p50 == 30.0
-    assert "p90" in panel.queue_chart and "Mar 06" in panel.queue_chart
-
-
 def test_the_summary_page_shows_pills_in_the_threshold_colours() -> None:
     backends = (
         samples.summary_row("org/green", "L4", 0.95),

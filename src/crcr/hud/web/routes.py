@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
-from crcr.hud.web import views
+from crcr.hud.web import latency, views
 from crcr.hud.web.render import EVENT_NAMES, render, stylesheet
 
 DEFAULT_WINDOW = 7
@@ -134,7 +134,7 @@ def pages_router(
             "metrics.html",
             "metrics",
             window=window,
-            panels=views.latency_panels(points, views.window_days(window, _today())),
+            panels=latency.latency_panels(points, latency.window_days(window, _today())),
             window_href=lambda days: _href(f"{prefix}/metrics", window=days),
             backend_href=backend_href,
         )
