@@ -1,0 +1,44 @@
+"""The results store's connection and migrations: URLs, SQLite set-up, schema = models."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import Engine, inspect, text
+
+from crcr.hud.db import create_results_engine, migrate, normalise_url
+from crcr.hud.models import Base
+
+
+def test_plain_postgresql_urls_use_psycopg_3() -> None:
+    assert normalise_url("postgresql://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert normalise_url("postgres://u@h/db") == "postgresql+psycopg://u@h/db"
+    assert normalise_url("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_sqlite_gets_its_directory_and_write_ahead_logging(tmp_path: Path) -> None:
+    engine = create_results_engine(f"sqlite:///{tmp_path / 'nested' / 'dir' / 'hud.db'}")
+    try:
+        with engine.connect() as connection:
+            mode = connection.execute(text("PRAGMA journal_mode")).scalar()
+        assert mode == "wal"
+        assert (tmp_path / "nested" / "dir" / "hud.db").exists()
+    finally:
+        engine.dispose()
+
+
+def test_the_migrated_schema_matches_the_models(migrated_engine: Engine) -> None:
+    with migrated_engine.connect() as connection:
+        context = MigrationContext.configure(connection)
+        differences = compare_metadata(context, Base.metadata)
+
+    assert differences == []
+
+
+def test_migrating_twice_is_a_no_op(migrated_engine: Engine) -> None:
+    migrate(migrated_engine)
+
+    tables = set(inspect(migrated_engine).get_table_names())
+    assert {"hud_jobs", "hud_rollup_daily", "hud_rollup_prs", "hud_latency_buckets"} <= tables
