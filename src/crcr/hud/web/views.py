@@ -1,4 +1,4 @@
-"""Shape query results into what the templates show: groups, headers, tallies, charts.
+"""Shape query results into what the templates show: level groups, matrix headers, tallies.
 
 Pure functions over the `crcr.hud.queries` dataclasses; the routes stay thin and
 these are tested without a server.
