@@ -64,12 +64,13 @@ def main() -> None:
 
 def _register_component_commands() -> None:
     """Attach the commands each component contributes (kept out of this module)."""
+    from crcr.demo import cli as demo_cli
     from crcr.hud import cli as hud_cli
     from crcr.relay import cli as relay_cli
     from crcr.reporter import cli as reporter_cli
     from crcr.sandbox import cli as sandbox_cli
 
-    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli):
+    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli):
         component.register(app)
 
 

@@ -256,7 +256,7 @@ async def test_a_refused_report_is_counted_as_an_error_and_the_job_carries_on(
         snapshot = ci.snapshot()
     assert snapshot.reports_sent == 1
     assert snapshot.last_error is not None and "HTTP 400" in snapshot.last_error
-    assert [record.verdict for record in ci.reports] == ["accepted", "error"]
+    assert [record.verdict for record in ci.reporter.records] == ["accepted", "error"]
 
 
 # --- cancellation, re-runs, hangs -----------------------------------------------------

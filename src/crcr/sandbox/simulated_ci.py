@@ -15,32 +15,29 @@ import contextlib
 import logging
 import random
 import tempfile
-from collections import Counter, deque
+from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from crcr.reporter.body import ReportError
-from crcr.reporter.post import CallbackRefused, CallbackUndelivered
 from crcr.reporter.retry import RetryPolicy
-from crcr.reporter.token import DEFAULT_AUDIENCE, TokenError
+from crcr.reporter.token import DEFAULT_AUDIENCE
 from crcr.sandbox.github_model import Dispatch, Rerun
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.simulated_ci_job import (
+    JobReporter,
     RunnerContext,
     bind_request_token,
     job_environment,
-    send_report,
     write_event_file,
 )
 from crcr.sandbox.simulated_ci_model import WorkflowSpec, plan_attempt
 from crcr.sandbox.simulated_ci_state import (
     AttemptState,
     JobState,
-    ReportRecord,
     SimulatedRun,
     SimulationSnapshot,
     snapshot_of,
@@ -49,7 +46,6 @@ from crcr.sandbox.simulated_ci_state import (
 log = logging.getLogger(__name__)
 
 Sleep = Callable[[float], Awaitable[None]]
-REPORT_FAILURES = (ReportError, TokenError, CallbackRefused, CallbackUndelivered)
 
 
 def _pr_context(dispatch: Dispatch) -> tuple[int | None, str | None]:
@@ -93,24 +89,24 @@ class SimulatedCI:
         self.callback_url = callback_url
         self.workflows = {repo.lower(): spec for repo, spec in workflows.items()}
         self.speed = speed
-        self.audience = audience
-        self.reports: deque[ReportRecord] = deque(maxlen=history)
+        self.reporter = JobReporter(
+            callback_url=callback_url,
+            audience=audience,
+            policy=retry_policy or RetryPolicy(),
+            history=history,
+        )
         self._rng = random.Random(seed)  # noqa: S311 - a simulation, not crypto
         self._client = client
         self._owns_client = client is None
         self._work_dir = work_dir
         self._temp_dir: tempfile.TemporaryDirectory[str] | None = None
         self._sleep = sleep
-        self._policy = retry_policy or RetryPolicy()
         self._poll_interval = poll_interval
         self._runs: dict[tuple[str, int], SimulatedRun] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reruns_seen = 0
         self._conclusions: Counter[str] = Counter()
-        self._reports_sent = 0
-        self._report_errors = 0
-        self._last_error: str | None = None
         self._running = False
 
     # --- lifecycle -----------------------------------------------------------------
@@ -122,17 +118,19 @@ class SimulatedCI:
             self._work_dir = Path(self._temp_dir.name)
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=httpx.Timeout(10.0))
+        self.reporter.client = self._client
         self._running = True
         self.github.add_dispatch_listener(self._on_dispatch)
         self._spawn(self._watch_reruns())
 
-    async def stop(self) -> None:
-        """Stop every job where it stands (no further reports) and release resources."""
+    async def stop(self, *, grace: float = 10.0) -> None:
+        """Stop every job where it stands (reports on the wire finish) and release resources."""
         self._running = False
         tasks = list(self._tasks)
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        await self.reporter.drain(grace)
         for run in self._runs.values():
             for attempt in run.attempts:
                 self.issuer.revoke_request_token(attempt.request_token)
@@ -160,9 +158,9 @@ class SimulatedCI:
         return snapshot_of(
             list(self._runs.values()),
             conclusions=self._conclusions,
-            reports_sent=self._reports_sent,
-            report_errors=self._report_errors,
-            last_error=self._last_error,
+            reports_sent=self.reporter.sent,
+            report_errors=self.reporter.errors,
+            last_error=self.reporter.last_error,
         )
 
     # --- reacting to the sandbox ---------------------------------------------------
@@ -266,9 +264,10 @@ class SimulatedCI:
             run.latest_conclusions[planned.name] = conclusion
             self._conclusions[conclusion] += 1
         finally:
-            if job.phase == "queued":
-                job.phase = "dropped"
-            self._settle_if_done(run, attempt)
+            # While stopping, jobs are cut off where they stand: nothing settles, so no
+            # request token is revoked under a report that is still being delivered.
+            if self._running:
+                self._settle_if_done(run, attempt)
 
     def _settle_if_done(self, run: SimulatedRun, attempt: AttemptState) -> None:
         """When every job of the attempt has settled, the run completes (unless one hangs)."""
@@ -303,45 +302,13 @@ class SimulatedCI:
         status: str,
         conclusion: str | None,
     ) -> None:
-        """Send one report; a failure is counted and logged, and the job carries on."""
-        assert self._client is not None
         env = job_environment(
             context,
             job.planned,
             token_url=self.issuer.token_request_url,
             request_token=attempt.request_token,
         )
-        try:
-            outcome = await send_report(
-                env,
-                job.planned,
-                status=status,
-                conclusion=conclusion,
-                check_run_id=job.check_run_id,
-                callback_url=self.callback_url,
-                audience=self.audience,
-                client=self._client,
-                policy=self._policy,
-            )
-        except REPORT_FAILURES as exc:
-            verdict = "error"
-            self._report_errors += 1
-            self._last_error = f"{context.repo} {job.planned.name}: {exc}"
-            log.warning("simulated job report failed: %s", self._last_error)
-        else:
-            verdict = outcome.verdict
-            self._reports_sent += 1
-        self.reports.append(
-            ReportRecord(
-                context.repo,
-                context.run_id,
-                context.run_attempt,
-                job.planned.name,
-                status,
-                conclusion,
-                verdict,
-            )
-        )
+        await self.reporter.report(context, env, job, status, conclusion)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.ensure_future(work)
@@ -351,6 +318,5 @@ class SimulatedCI:
     def _task_done(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            self._report_errors += 1
-            self._last_error = f"simulated job crashed: {task.exception()!r}"
+            self.reporter.note_error(f"simulated job crashed: {task.exception()!r}")
             log.error("simulated job crashed", exc_info=task.exception())

@@ -7,7 +7,10 @@ exact code a downstream workflow runs.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -16,11 +19,18 @@ from typing import Any
 
 import httpx
 
-from crcr.reporter.post import PostOutcome
+from crcr.reporter.body import ReportError
+from crcr.reporter.post import CallbackRefused, CallbackUndelivered, PostOutcome
 from crcr.reporter.report import ReportInputs, deliver_report, prepare_report
 from crcr.reporter.retry import RetryPolicy
+from crcr.reporter.token import TokenError
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.simulated_ci_model import PlannedJob
+from crcr.sandbox.simulated_ci_state import JobState, ReportRecord
+
+log = logging.getLogger(__name__)
+
+REPORT_FAILURES = (ReportError, TokenError, CallbackRefused, CallbackUndelivered)
 
 
 @dataclass(frozen=True)
@@ -115,3 +125,92 @@ async def send_report(
     return await deliver_report(
         prepared, env, callback_url=callback_url, audience=audience, client=client, policy=policy
     )
+
+
+class JobReporter:
+    """Sends the simulated jobs' reports and keeps the tally of how they went."""
+
+    def __init__(
+        self, *, callback_url: str, audience: str, policy: RetryPolicy, history: int
+    ) -> None:
+        self.callback_url = callback_url
+        self.audience = audience
+        self.policy = policy
+        self.client: httpx.AsyncClient | None = None
+        self.records: deque[ReportRecord] = deque(maxlen=history)
+        self.sent = 0
+        self.errors = 0
+        self.last_error: str | None = None
+        self._in_flight: set[asyncio.Future[None]] = set()
+
+    def note_error(self, message: str) -> None:
+        """Count a problem and remember it for the display."""
+        self.errors += 1
+        self.last_error = message
+
+    async def report(
+        self,
+        context: RunnerContext,
+        env: Mapping[str, str],
+        job: JobState,
+        status: str,
+        conclusion: str | None,
+    ) -> None:
+        """Send one report; stopping the job does not cut the request off halfway."""
+        sending = asyncio.ensure_future(self._send(context, env, job, status, conclusion))
+        self._in_flight.add(sending)
+        sending.add_done_callback(self._in_flight.discard)
+        await asyncio.shield(sending)
+
+    async def drain(self, grace: float) -> None:
+        """Let reports already on the wire finish (for up to `grace` seconds).
+
+        A request cut off mid-body would leave the relay with a half-read callback.
+        """
+        if self._in_flight:
+            await asyncio.wait(set(self._in_flight), timeout=grace)
+
+    async def _send(
+        self,
+        context: RunnerContext,
+        env: Mapping[str, str],
+        job: JobState,
+        status: str,
+        conclusion: str | None,
+    ) -> None:
+        assert self.client is not None, "JobReporter.client is set when the CI starts"
+        where = f"{context.repo} {job.planned.name}"
+        try:
+            outcome = await send_report(
+                env,
+                job.planned,
+                status=status,
+                conclusion=conclusion,
+                check_run_id=job.check_run_id,
+                callback_url=self.callback_url,
+                audience=self.audience,
+                client=self.client,
+                policy=self.policy,
+            )
+        except REPORT_FAILURES as exc:
+            verdict = "error"
+            self.note_error(f"{where}: {exc}")
+            log.warning("simulated job report failed: %s: %s", where, exc)
+        except Exception as exc:  # a bug, not a refusal: counted and logged, never silent
+            verdict = "error"
+            self.note_error(f"{where}: {exc!r}")
+            log.exception("simulated job report crashed: %s", where)
+        else:
+            verdict = outcome.verdict
+            self.sent += 1
+        self.records.append(
+            ReportRecord(
+                context.repo,
+                context.run_id,
+                context.run_attempt,
+                job.planned.name,
+                status,
+                conclusion,
+                verdict,
+            )
+        )

@@ -1,0 +1,1 @@
+"""`crcr demo`: the whole loop on one machine, from upstream webhooks to the dashboard."""
