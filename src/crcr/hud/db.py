@@ -7,6 +7,8 @@ fresh deployment needs no `alembic.ini`: `open_hud` and `crcr hud migrate` both 
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -18,6 +20,7 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 # when several instances start at once.
 _MIGRATION_LOCK_ID = 0x637263725F687564  # "crcr_hud"
 _IMMEDIATE = "crcr_sqlite_immediate"
+_SQLITE_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.Lock] = weakref.WeakKeyDictionary()
 
 
 def normalise_url(url: str) -> str:
@@ -65,8 +68,18 @@ def _configure_sqlite(engine: Engine) -> None:
 
 @contextmanager
 def write_transaction(engine: Engine) -> Iterator[Connection]:
-    """A connection inside a write transaction, committed on success."""
-    with engine.connect() as connection:
+    """A connection inside a write transaction, committed on success.
+
+    SQLite admits one writer at a time, and its busy handler waits by sleeping and polling,
+    so threads of one process queue on a lock instead; `busy_timeout` still covers other
+    processes sharing the file.
+    """
+    if engine.dialect.name != "sqlite":
+        with engine.begin() as connection:
+            yield connection
+        return
+    lock = _SQLITE_WRITE_LOCKS.setdefault(engine, threading.Lock())
+    with lock, engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection

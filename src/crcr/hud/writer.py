@@ -11,23 +11,25 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import Connection, Engine, Table, and_, case, delete, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, Engine, delete
 from sqlalchemy.exc import IntegrityError
 
 from crcr.hud.db import write_transaction
 from crcr.hud.merge import merged_row, row_facts
-from crcr.hud.models import Backend, DailyPr, DailyRollup, Job, LatencyBucket
 from crcr.hud.rollups import RollupChange, rollup_change
+from crcr.hud.statements import (
+    BUCKETS,
+    DAILY,
+    JOB_COLUMNS,
+    JOBS,
+    PRS,
+    RollupTable,
+    write_statements,
+)
 
 if TYPE_CHECKING:
     from crcr.hud.ingest import JobReport
 
-JOBS: Table = Job.__table__  # type: ignore[assignment]
-DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
-PRS: Table = DailyPr.__table__  # type: ignore[assignment]
-BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
-BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
 _INSERT_RACE_RETRIES = 3
 
 
@@ -47,81 +49,63 @@ def write_report(engine: Engine, report: JobReport, now: datetime | None = None)
 
 
 def _write(connection: Connection, report: JobReport, now: datetime) -> str:
-    query = select(JOBS).where(JOBS.c.job_key == report.job_key)
-    if connection.dialect.name == "postgresql":
-        query = query.with_for_update()
-    stored = connection.execute(query).mappings().first()
+    sql = write_statements(connection.dialect.name)
+    lookup = (
+        sql.select_job_for_update if connection.dialect.name == "postgresql" else sql.select_job
+    )
+    stored = connection.execute(lookup, {"job_key": report.job_key}).mappings().first()
     if stored is None:
         row = merged_row(None, report, now)
-        connection.execute(insert(JOBS).values(row))
+        connection.execute(sql.insert_job, row)
         change = rollup_change(None, row_facts(row))
         outcome = "created"
     else:
         old = dict(stored)
         row = merged_row(old, report, now)
-        changed = {k: v for k, v in row.items() if old.get(k) != v}
-        if not changed:
+        if all(old.get(k) == v for k, v in row.items()):
             return "unchanged"
-        connection.execute(update(JOBS).where(JOBS.c.id == old["id"]).values(changed))
+        params = {f"v_{name}": row[name] for name in JOB_COLUMNS}
+        connection.execute(sql.update_job, {"row_id": old["id"], **params})
         change = rollup_change(row_facts(old), row_facts(row))
         outcome = "updated"
     apply_rollup_change(connection, change)
-    _touch_backend(connection, row["downstream_repo"], row["downstream_repo_level"], now)
+    connection.execute(
+        sql.touch_backend,
+        {
+            "repo": row["downstream_repo"],
+            "level": row["downstream_repo_level"],
+            "first_seen_at": now,
+            "last_run_at": now,
+        },
+    )
     return outcome
 
 
-def _upsert(connection: Connection, table: Table, values: Mapping[str, Any]) -> Any:
-    if connection.dialect.name == "postgresql":
-        return postgresql.insert(table).values(values)
-    return sqlite.insert(table).values(values)
-
-
 def _add_counts(
-    connection: Connection, table: Table, key: Mapping[str, Any], deltas: Mapping[str, int]
+    connection: Connection, table: RollupTable, deltas: Mapping[tuple[Any, ...], Mapping[str, int]]
 ) -> None:
-    """Add `deltas` to the row at `key`, creating it; drop it when it counts nothing."""
-    statement = _upsert(connection, table, {**key, **deltas})
-    statement = statement.on_conflict_do_update(
-        index_elements=list(key),
-        set_={name: table.c[name] + statement.excluded[name] for name in deltas},
-    )
-    connection.execute(statement)
-    size = "count" if "count" in table.c else "jobs"
-    if deltas.get(size, 0) < 0:
-        where = and_(*(table.c[k] == v for k, v in key.items()), table.c[size] <= 0)
-        connection.execute(delete(table).where(where))
+    """Add each key's deltas to its rollup row, creating it; drop rows left counting nothing."""
+    if not deltas:
+        return
+    params = [
+        {**dict(zip(table.key, key, strict=True)), **{c: d.get(c, 0) for c in table.counters}}
+        for key, d in deltas.items()
+    ]
+    connection.execute(table.add, params)
+    size = "count" if "count" in table.counters else "jobs"
+    emptied = [
+        dict(zip(table.key, key, strict=True)) for key, d in deltas.items() if d.get(size, 0) < 0
+    ]
+    if emptied:
+        connection.execute(table.drop_empty, emptied)
 
 
 def apply_rollup_change(connection: Connection, change: RollupChange) -> None:
     """Apply net rollup deltas (the caller holds the transaction)."""
-    for (repo, day, event_type), deltas in change.daily.items():
-        key = {"downstream_repo": repo, "day": day, "event_type": event_type}
-        _add_counts(connection, DAILY, key, deltas)
-    for (repo, day, event_type, pr_number), n in change.prs.items():
-        key = {"downstream_repo": repo, "day": day, "event_type": event_type}
-        _add_counts(connection, PRS, {**key, "pr_number": pr_number}, {"jobs": n})
-    for (repo, day, metric, bucket), n in change.buckets.items():
-        key = {"downstream_repo": repo, "day": day, "metric": metric, "bucket": bucket}
-        _add_counts(connection, BUCKETS, key, {"count": n})
-
-
-def _touch_backend(connection: Connection, repo: str, level: str | None, now: datetime) -> None:
-    values = {"repo": repo, "level": level, "first_seen_at": now, "last_run_at": now}
-    statement = _upsert(connection, BACKENDS, values)
-    newer = statement.excluded.last_run_at > BACKENDS.c.last_run_at
-    statement = statement.on_conflict_do_update(
-        index_elements=["repo"],
-        set_={
-            "level": case(
-                (statement.excluded.level.is_(None), BACKENDS.c.level),
-                else_=statement.excluded.level,
-            ),
-            "last_run_at": case(
-                (newer, statement.excluded.last_run_at), else_=BACKENDS.c.last_run_at
-            ),
-        },
-    )
-    connection.execute(statement)
+    sql = write_statements(connection.dialect.name)
+    _add_counts(connection, sql.daily, change.daily)
+    _add_counts(connection, sql.prs, {key: {"jobs": n} for key, n in change.prs.items()})
+    _add_counts(connection, sql.buckets, {key: {"count": n} for key, n in change.buckets.items()})
 
 
 def purge_older_than(engine: Engine, cutoff: date) -> int:

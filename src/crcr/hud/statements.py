@@ -1,0 +1,106 @@
+"""The write path's SQL, built once per dialect and reused with bound parameters.
+
+Building an upsert per call cost more than executing it (SQLAlchemy's statement
+construction and cache-key generation dominated a profile of the write path), so each
+statement is made once and every call only binds values. Rollup upserts always carry every
+counter column (zero for those a change does not touch) so one statement fits all.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from sqlalchemy import Table, and_, bindparam, case, delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from crcr.hud.models import Backend, DailyPr, DailyRollup, Job, LatencyBucket
+
+JOBS: Table = Job.__table__  # type: ignore[assignment]
+DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
+PRS: Table = DailyPr.__table__  # type: ignore[assignment]
+BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
+BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
+
+DAILY_KEY = ("downstream_repo", "day", "event_type")
+PRS_KEY = (*DAILY_KEY, "pr_number")
+BUCKETS_KEY = ("downstream_repo", "day", "metric", "bucket")
+DAILY_COUNTERS = tuple(c.name for c in DAILY.columns if c.name not in DAILY_KEY)
+JOB_COLUMNS = tuple(c.name for c in JOBS.columns if c.name != "id")
+
+
+@dataclass(frozen=True)
+class RollupTable:
+    """A rollup table's upsert-and-add and its delete-when-empty statements."""
+
+    key: tuple[str, ...]
+    counters: tuple[str, ...]
+    add: Any
+    drop_empty: Any
+
+
+@dataclass(frozen=True)
+class WriteStatements:
+    """Every statement one job write may run, for one dialect."""
+
+    select_job: Any
+    select_job_for_update: Any
+    insert_job: Any
+    update_job: Any
+    daily: RollupTable
+    prs: RollupTable
+    buckets: RollupTable
+    touch_backend: Any
+
+
+def _insert(dialect: str, table: Table) -> Any:
+    return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
+
+
+def _rollup(
+    dialect: str, table: Table, key: tuple[str, ...], counters: tuple[str, ...]
+) -> RollupTable:
+    statement = _insert(dialect, table)
+    add = statement.on_conflict_do_update(
+        index_elements=list(key),
+        set_={name: table.c[name] + statement.excluded[name] for name in counters},
+    )
+    size = "count" if "count" in counters else "jobs"
+    drop_empty = delete(table).where(
+        and_(*(table.c[name] == bindparam(name) for name in key), table.c[size] <= 0)
+    )
+    return RollupTable(key=key, counters=counters, add=add, drop_empty=drop_empty)
+
+
+def _touch_backend(dialect: str) -> Any:
+    statement = _insert(dialect, BACKENDS)
+    excluded = statement.excluded
+    return statement.on_conflict_do_update(
+        index_elements=["repo"],
+        set_={
+            "level": case((excluded.level.is_(None), BACKENDS.c.level), else_=excluded.level),
+            "last_run_at": case(
+                (excluded.last_run_at > BACKENDS.c.last_run_at, excluded.last_run_at),
+                else_=BACKENDS.c.last_run_at,
+            ),
+        },
+    )
+
+
+@cache
+def write_statements(dialect: str) -> WriteStatements:
+    """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
+    select_job = select(JOBS).where(JOBS.c.job_key == bindparam("job_key"))
+    return WriteStatements(
+        select_job=select_job,
+        select_job_for_update=select_job.with_for_update(),
+        insert_job=insert(JOBS),
+        update_job=update(JOBS)
+        .where(JOBS.c.id == bindparam("row_id"))
+        .values({name: bindparam(f"v_{name}") for name in JOB_COLUMNS}),
+        daily=_rollup(dialect, DAILY, DAILY_KEY, DAILY_COUNTERS),
+        prs=_rollup(dialect, PRS, PRS_KEY, ("jobs",)),
+        buckets=_rollup(dialect, BUCKETS, BUCKETS_KEY, ("count",)),
+        touch_backend=_touch_backend(dialect),
+    )
