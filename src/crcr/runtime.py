@@ -8,9 +8,8 @@ forwarder, sweeper) lives in this one place.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import httpx
 
@@ -106,7 +105,7 @@ async def open_runtime(
     )
     fanout = FanOut(
         store=store,
-        send=_brief(github),
+        send=_sender(github, IN_REQUEST_RETRIES),
         is_permanent=is_permanent_dispatch_failure,
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
@@ -130,7 +129,7 @@ async def open_runtime(
     )
     redelivery = FanOut(
         store=store,
-        send=github.dispatch,
+        send=_sender(github, None),
         is_permanent=is_permanent_dispatch_failure,
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
@@ -161,8 +160,8 @@ IN_REQUEST_RETRIES = 2
 """Retries of a dispatch while GitHub's webhook request waits; the queue does the rest."""
 
 
-def _brief(github: GitHubClient) -> SendDispatch:
-    async def send(repo: str, event_type: str, client_payload: Mapping[str, Any]) -> None:
-        await github.dispatch(repo, event_type, client_payload, max_retries=IN_REQUEST_RETRIES)
+def _sender(github: GitHubClient, max_retries: int | None) -> SendDispatch:
+    async def send(repo: str, body: bytes) -> None:
+        await github.dispatch_encoded(repo, body, max_retries=max_retries)
 
     return send

@@ -76,7 +76,7 @@ class Settings(BaseSettings):
     status_ttl: int = Field(default=259200, ge=60)
     zombie_timeout: int = Field(default=21600, ge=1)
     push_branches: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    dispatch_concurrency: int = Field(default=32, ge=1)
+    dispatch_concurrency: int = Field(default=100, ge=1)
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)

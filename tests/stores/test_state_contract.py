@@ -54,6 +54,22 @@ async def test_dispatch_records_are_per_delivery_and_repo(store: StateStore) -> 
     assert await store.get_dispatch("d1", "org/b") is None
 
 
+async def test_dispatch_records_are_written_in_batches_without_overwriting(
+    store: StateStore,
+) -> None:
+    await store.put_dispatch("d1", "org/a", {"state": "DISPATCHED"}, TTL)
+    records = {"org/a": {"state": "pending"}, "org/b": {"state": "pending"}}
+
+    assert await store.put_dispatches("d1", records, TTL) == {"org/b"}
+    assert await store.get_dispatch("d1", "org/a") == {"state": "DISPATCHED"}
+
+    await store.update_dispatches(
+        "d1", {"org/b": {"state": "DISPATCHED"}, "org/missing": {"state": "x"}}, TTL
+    )
+    assert await store.get_dispatch("d1", "org/b") == {"state": "DISPATCHED"}
+    assert await store.get_dispatch("d1", "org/missing") is None
+
+
 async def test_an_empty_dispatch_record_still_exists(store: StateStore) -> None:
     assert await store.put_dispatch("d1", "org/a", {}, TTL) is True
     assert await store.get_dispatch("d1", "org/a") == {}

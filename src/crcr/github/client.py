@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import enum
+import json
 import random
 import re
 import time
@@ -47,6 +48,12 @@ def repo_path(repo: str) -> str:
 
 def _epoch(iso_timestamp: str) -> float:
     return datetime.fromisoformat(iso_timestamp.replace("Z", "+00:00")).timestamp()
+
+
+def encode_dispatch(event_type: str, client_payload: Mapping[str, Any]) -> bytes:
+    """The JSON body of `POST /repos/{repo}/dispatches`, compact as GitHub measures it."""
+    body = {"event_type": event_type, "client_payload": dict(client_payload)}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 class GitHubClient:
@@ -177,11 +184,18 @@ class GitHubClient:
         max_retries: int | None = None,
     ) -> None:
         """Send a `repository_dispatch` (GitHub answers 204)."""
+        body = encode_dispatch(event_type, client_payload)
+        await self.dispatch_encoded(repo, body, max_retries=max_retries)
+
+    async def dispatch_encoded(
+        self, repo: str, body: bytes, *, max_retries: int | None = None
+    ) -> None:
+        """Send a dispatch whose body `encode_dispatch` built once for every repo."""
         await self._repo_call(
             "POST",
             repo,
             "/dispatches",
-            json={"event_type": event_type, "client_payload": dict(client_payload)},
+            content=body,
             max_retries=max_retries,
         )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -34,8 +35,15 @@ def _message(response: httpx.Response) -> str:
     return response.reason_phrase
 
 
+CONNECTIONS_PER_POOL = 16
+"""httpcore scans every connection of a pool for every request it queues, so one pool of
+100+ busy connections spends more time choosing a connection than sending (measured: 100
+concurrent calls took 1.4 s through one pool, 0.15 s through ten). Fan-out therefore
+spreads calls over several small pools."""
+
+
 class GitHubHttp:
-    """Send REST calls through one keep-alive `httpx.AsyncClient`.
+    """Send REST calls through keep-alive `httpx.AsyncClient` pools.
 
     URLs are joined onto `api_url` (so `https://HOST/api/v3` works for GitHub Enterprise).
     Every attempt has its own deadline (`timeout`, enforced around the whole attempt, not
@@ -60,21 +68,27 @@ class GitHubHttp:
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
-        self._client = httpx.AsyncClient(
-            base_url=api_url.rstrip("/") + "/",
-            headers={
-                "accept": JSON_MEDIA_TYPE,
-                "x-github-api-version": API_VERSION,
-                "user-agent": f"crcr/{__version__}",
-            },
-            timeout=httpx.Timeout(timeout),
-            limits=httpx.Limits(
-                max_connections=max_connections,
-                max_keepalive_connections=max_connections,
-                keepalive_expiry=30.0,
-            ),
-            transport=transport,
-        )
+        pools = max(1, -(-max_connections // CONNECTIONS_PER_POOL))
+        per_pool = -(-max_connections // pools)
+        self._clients = [
+            httpx.AsyncClient(
+                base_url=api_url.rstrip("/") + "/",
+                headers={
+                    "accept": JSON_MEDIA_TYPE,
+                    "x-github-api-version": API_VERSION,
+                    "user-agent": f"crcr/{__version__}",
+                },
+                timeout=httpx.Timeout(timeout),
+                limits=httpx.Limits(
+                    max_connections=per_pool,
+                    max_keepalive_connections=per_pool,
+                    keepalive_expiry=30.0,
+                ),
+                transport=transport,
+            )
+            for _ in range(pools)
+        ]
+        self._next_pool = itertools.cycle(self._clients)
 
     async def request(
         self,
@@ -84,6 +98,7 @@ class GitHubHttp:
         auth: AuthProvider,
         refresh_auth: AuthRefresh | None = None,
         json: Any = None,
+        content: bytes | None = None,
         params: Mapping[str, str] | None = None,
         accept: str | None = None,
         final_ok: Collection[int] = (),
@@ -98,6 +113,8 @@ class GitHubHttp:
         call = f"{method} {httpx.URL(path).path if '://' in path else path}"
         retries = self.policy.max_retries if max_retries is None else max_retries
         headers = {"accept": accept} if accept else {}
+        if content is not None:
+            headers["content-type"] = "application/json"
         attempt, reauthenticated = 0, False
         while True:
             status: int | None = None
@@ -105,8 +122,13 @@ class GitHubHttp:
             headers["authorization"] = await auth()
             try:
                 async with asyncio.timeout(self.timeout):
-                    response = await self._client.request(
-                        method, path.lstrip("/"), headers=headers, json=json, params=params
+                    response = await next(self._next_pool).request(
+                        method,
+                        path.lstrip("/"),
+                        headers=headers,
+                        json=json,
+                        content=content,
+                        params=params,
                     )
             except (TimeoutError, httpx.TimeoutException):
                 message = f"no answer within {self.timeout:g} s"
@@ -135,4 +157,5 @@ class GitHubHttp:
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        await self._client.aclose()
+        for client in self._clients:
+            await client.aclose()

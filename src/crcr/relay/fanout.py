@@ -13,10 +13,11 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from crcr.github.client import encode_dispatch
 from crcr.relay import metrics
 from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.sweeper import HandlerResult, QueueHandler
@@ -26,8 +27,8 @@ log = logging.getLogger(__name__)
 
 DISPATCH_QUEUE = "dispatch"
 
-SendDispatch = Callable[[str, str, Mapping[str, Any]], Awaitable[None]]
-"""Send one dispatch: (repo, event_type, client_payload); raises on failure."""
+SendDispatch = Callable[[str, bytes], Awaitable[None]]
+"""Send one dispatch: (repo, the encoded request body); raises on failure."""
 
 IsPermanent = Callable[[Exception], bool]
 """Whether a send failure will never succeed by retrying (404, 422)."""
@@ -78,103 +79,103 @@ async def dispatch_to_downstreams(
     trimmed: bool,
     repos: Iterable[str],
 ) -> list[DispatchOutcome]:
-    """Dispatch to every repo concurrently, at most `fanout.concurrency` at a time."""
-    gate = asyncio.Semaphore(fanout.concurrency)
+    """Dispatch to every repo concurrently, at most `fanout.concurrency` at a time.
 
-    async def one(repo: str) -> DispatchOutcome:
-        async with gate:
-            return await _dispatch_one(fanout, delivery_id, context, client_payload, trimmed, repo)
-
-    return list(await asyncio.gather(*(one(repo) for repo in repos)))
-
-
-async def _dispatch_one(
-    fanout: FanOut,
-    delivery_id: str,
-    context: UpstreamContext,
-    client_payload: Mapping[str, Any],
-    trimmed: bool,
-    repo: str,
-) -> DispatchOutcome:
+    The store is written twice per event, not twice per repo: every pending record in
+    one batch before anything is sent, every outcome in one batch after.
+    """
+    targets = list(repos)
     record = DispatchRecord(
         delivery_id=delivery_id,
-        repo=repo,
+        repo="",
         status=DispatchStatus.PENDING,
         context=context,
         sent_at=time.time(),
         trimmed=trimmed,
     )
-    if not await _claim(fanout, record):
-        return DispatchOutcome(repo, Result.DUPLICATE)
-    started = time.perf_counter()
-    try:
-        await fanout.send(repo, context.event_type, client_payload)
-    except Exception as exc:  # any failure is either recorded or queued, never lost
-        return await _after_failure(fanout, record, client_payload, exc)
-    finally:
-        metrics.DISPATCH_SECONDS.observe(time.perf_counter() - started)
-    await _mark(fanout, record, DispatchStatus.DISPATCHED)
-    metrics.DISPATCHES.labels(outcome="dispatched").inc()
-    return DispatchOutcome(repo, Result.DISPATCHED)
+    fresh = {repo: replace(record, repo=repo).to_store() for repo in targets}
+    claimed = await fanout.store.put_dispatches(delivery_id, fresh, fanout.record_ttl)
+    claimed |= await _reclaim_failed(fanout, delivery_id, fresh, claimed)
+    body = encode_dispatch(context.event_type, client_payload)
+    gate = asyncio.Semaphore(fanout.concurrency)
+
+    async def send(repo: str) -> Exception | None:
+        async with gate:
+            started = time.perf_counter()
+            try:
+                await fanout.send(repo, body)
+            except Exception as exc:  # every failure is recorded or queued below
+                return exc
+            finally:
+                metrics.DISPATCH_SECONDS.observe(time.perf_counter() - started)
+            return None
+
+    sending = [repo for repo in targets if repo in claimed]
+    errors = dict(zip(sending, await asyncio.gather(*map(send, sending)), strict=True))
+    outcomes = {repo: DispatchOutcome(repo, Result.DUPLICATE) for repo in targets}
+    changes: dict[str, dict[str, Any]] = {}
+    for repo, error in errors.items():
+        if error is None:
+            outcomes[repo] = DispatchOutcome(repo, Result.DISPATCHED)
+            changes[repo] = {"status": str(DispatchStatus.DISPATCHED), "error": None}
+        elif fanout.is_permanent(error):
+            outcomes[repo] = DispatchOutcome(repo, Result.FAILED, _reason(error))
+            changes[repo] = {"status": str(DispatchStatus.FAILED), "error": _reason(error)}
+        else:
+            outcomes[repo] = DispatchOutcome(repo, Result.QUEUED, _reason(error))
+            await _queue(fanout, delivery_id, repo, context.event_type, client_payload)
+    if changes:
+        await fanout.store.update_dispatches(delivery_id, changes, fanout.record_ttl)
+    for outcome in outcomes.values():
+        if outcome.result is not Result.DUPLICATE:
+            metrics.DISPATCHES.labels(outcome=str(outcome.result)).inc()
+        if outcome.error:
+            log.warning(
+                "dispatch %s",
+                outcome.result,
+                extra={"delivery_id": delivery_id, "repo": outcome.repo, "error": outcome.error},
+            )
+    return [outcomes[repo] for repo in targets]
 
 
-async def _claim(fanout: FanOut, record: DispatchRecord) -> bool:
-    """Write the pending record; a redelivery only re-sends what finally failed before."""
-    if await fanout.store.put_dispatch(
-        record.delivery_id, record.repo, record.to_store(), fanout.record_ttl
-    ):
-        return True
-    existing = await fanout.store.get_dispatch(record.delivery_id, record.repo)
-    if existing is None or DispatchRecord.from_store(existing).status is DispatchStatus.FAILED:
-        await fanout.store.update_dispatch(
-            record.delivery_id, record.repo, record.to_store(), fanout.record_ttl
+async def _reclaim_failed(
+    fanout: FanOut, delivery_id: str, fresh: Mapping[str, Mapping[str, Any]], claimed: set[str]
+) -> set[str]:
+    """On redelivery, re-send only what finally failed before; the rest is a duplicate."""
+    reclaimed = set()
+    for repo in fresh.keys() - claimed:
+        existing = await fanout.store.get_dispatch(delivery_id, repo)
+        if existing is not None and existing.get("status") == str(DispatchStatus.FAILED):
+            reclaimed.add(repo)
+    if reclaimed:
+        await fanout.store.update_dispatches(
+            delivery_id, {repo: fresh[repo] for repo in reclaimed}, fanout.record_ttl
         )
-        return True
-    return False
+    return reclaimed
 
 
-async def _after_failure(
+async def _queue(
     fanout: FanOut,
-    record: DispatchRecord,
+    delivery_id: str,
+    repo: str,
+    event_type: str,
     client_payload: Mapping[str, Any],
-    exc: Exception,
-) -> DispatchOutcome:
-    reason = str(exc) or type(exc).__name__
-    if fanout.is_permanent(exc):
-        await _mark(fanout, record, DispatchStatus.FAILED, reason)
-        metrics.DISPATCHES.labels(outcome="failed_permanent").inc()
-        log.warning(
-            "dispatch failed permanently",
-            extra={"delivery_id": record.delivery_id, "repo": record.repo, "error": reason},
-        )
-        return DispatchOutcome(record.repo, Result.FAILED, reason)
+) -> None:
+    """Hand a transiently failed dispatch to the durable retry queue (the sweeper's)."""
     await fanout.store.enqueue(
         DISPATCH_QUEUE,
-        f"{record.delivery_id}:{record.repo}",
+        f"{delivery_id}:{repo}",
         {
-            "delivery_id": record.delivery_id,
-            "repo": record.repo,
-            "event_type": record.context.event_type,
+            "delivery_id": delivery_id,
+            "repo": repo,
+            "event_type": event_type,
             "client_payload": dict(client_payload),
         },
     )
-    metrics.DISPATCHES.labels(outcome="queued").inc()
-    log.warning(
-        "dispatch queued for retry",
-        extra={"delivery_id": record.delivery_id, "repo": record.repo, "error": reason},
-    )
-    return DispatchOutcome(record.repo, Result.QUEUED, reason)
 
 
-async def _mark(
-    fanout: FanOut, record: DispatchRecord, status: DispatchStatus, error: str | None = None
-) -> None:
-    await fanout.store.update_dispatch(
-        record.delivery_id,
-        record.repo,
-        {"status": str(status), "error": error},
-        fanout.record_ttl,
-    )
+def _reason(exc: Exception) -> str:
+    return str(exc) or type(exc).__name__
 
 
 def dispatch_queue_handler(fanout: FanOut) -> QueueHandler:
@@ -194,8 +195,9 @@ async def redeliver_dispatch(fanout: FanOut, payload: Mapping[str, Any]) -> bool
     """
     delivery_id, repo = str(payload["delivery_id"]), str(payload["repo"])
     error: str | None = None
+    body = encode_dispatch(str(payload["event_type"]), payload["client_payload"])
     try:
-        await fanout.send(repo, str(payload["event_type"]), payload["client_payload"])
+        await fanout.send(repo, body)
     except Exception as exc:
         if not fanout.is_permanent(exc):
             metrics.DISPATCHES.labels(outcome="retry_failed").inc()

@@ -144,6 +144,40 @@ class RedisStateStore:
         updated = await self._run(lua.UPDATE_RECORD, [self._keys.dispatch(delivery_id, repo)], args)
         return bool(updated)
 
+    async def put_dispatches(
+        self, delivery_id: str, records: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> set[str]:
+        calls: dict[str, tuple[list[str], list[str | int]]] = {
+            repo: ([self._keys.dispatch(delivery_id, repo)],
+                   [ttl_milliseconds(ttl), _EXISTS, "1", *_data_fields(record)])
+            for repo, record in records.items()
+        }  # fmt: skip
+        results = await self._pipelined(lua.CREATE_RECORD, list(calls.values()))
+        return {repo for repo, created in zip(calls, results, strict=True) if created}
+
+    async def update_dispatches(
+        self, delivery_id: str, changes: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> None:
+        calls: list[tuple[list[str], list[str | int]]] = [
+            ([self._keys.dispatch(delivery_id, repo)], [ttl_milliseconds(ttl), *_data_fields(c)])
+            for repo, c in changes.items()
+        ]
+        await self._pipelined(lua.UPDATE_RECORD, calls)
+
+    async def _pipelined(
+        self, script: str, calls: Sequence[tuple[Sequence[str], Sequence[str | int]]]
+    ) -> list[Any]:
+        """Run one script many times in a single round trip (each run stays atomic)."""
+        registered = self._scripts.get(script)
+        if registered is None:
+            registered = self._scripts[script] = self._client.register_script(script)
+        with self._unavailable_on_error():
+            async with self._client.pipeline(transaction=False) as pipe:
+                for keys, args in calls:
+                    await registered(keys=list(keys), args=list(args), client=pipe)
+                results: list[Any] = await pipe.execute()
+        return results
+
     async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
         with self._unavailable_on_error():
             fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]

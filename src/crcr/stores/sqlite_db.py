@@ -77,6 +77,9 @@ class SqliteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
+        # Writers of this process queue on a lock rather than in SQLite's busy handler,
+        # which sleeps in steps of up to 100 ms; other processes still meet busy_timeout.
+        self._write_lock = threading.Lock()
         self._next_purge = 0.0
 
     def _connection(self) -> sqlite3.Connection:
@@ -102,6 +105,10 @@ class SqliteDatabase:
         conn.executescript(SCHEMA)
 
     def _transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
+        with self._write_lock:
+            return self._locked_transaction(work)
+
+    def _locked_transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         conn = self._connection()
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -30,6 +30,16 @@ def _seconds(ttl: float) -> float:
     return ttl_milliseconds(ttl) / 1000
 
 
+def _merge_dispatch(
+    conn: sqlite3.Connection, key: str, changes: Mapping[str, Any], expires_at: float, now: float
+) -> bool:
+    current = _live(conn, "dispatch", key, now)
+    if current is None:
+        return False
+    _put(conn, "dispatch", key, encode(merged(decode_mapping(current), changes)), expires_at)
+    return True
+
+
 def _live(conn: sqlite3.Connection, kind: str, key: str, now: float) -> str | None:
     row = conn.execute(
         "SELECT value FROM records WHERE kind = ? AND key = ? AND expires_at > ?",
@@ -86,15 +96,7 @@ class SqliteStateStore:
     async def put_dispatch(
         self, delivery_id: str, repo: str, record: Mapping[str, Any], ttl: int
     ) -> bool:
-        key = compose(delivery_id, repo)
-
-        def create(conn: sqlite3.Connection, now: float) -> bool:
-            if _live(conn, "dispatch", key, now) is not None:
-                return False
-            _put(conn, "dispatch", key, encode(dict(record)), now + _seconds(ttl))
-            return True
-
-        return await self._db.write(create)
+        return repo in await self.put_dispatches(delivery_id, {repo: record}, ttl)
 
     async def update_dispatch(
         self, delivery_id: str, repo: str, changes: Mapping[str, Any], ttl: int
@@ -102,14 +104,33 @@ class SqliteStateStore:
         key = compose(delivery_id, repo)
 
         def update(conn: sqlite3.Connection, now: float) -> bool:
-            current = _live(conn, "dispatch", key, now)
-            if current is None:
-                return False
-            record = merged(decode_mapping(current), changes)
-            _put(conn, "dispatch", key, encode(record), now + _seconds(ttl))
-            return True
+            return _merge_dispatch(conn, key, changes, now + _seconds(ttl), now)
 
         return await self._db.write(update)
+
+    async def put_dispatches(
+        self, delivery_id: str, records: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> set[str]:
+        def create(conn: sqlite3.Connection, now: float) -> set[str]:
+            created = set()
+            for repo, record in records.items():
+                key = compose(delivery_id, repo)
+                if _live(conn, "dispatch", key, now) is None:
+                    _put(conn, "dispatch", key, encode(dict(record)), now + _seconds(ttl))
+                    created.add(repo)
+            return created
+
+        return await self._db.write(create)
+
+    async def update_dispatches(
+        self, delivery_id: str, changes: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> None:
+        def update(conn: sqlite3.Connection, now: float) -> None:
+            for repo, change in changes.items():
+                key = compose(delivery_id, repo)
+                _merge_dispatch(conn, key, change, now + _seconds(ttl), now)
+
+        await self._db.write(update)
 
     async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
         key = compose(delivery_id, repo)

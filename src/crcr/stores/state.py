@@ -89,6 +89,20 @@ class StateStore(Protocol):
     ) -> bool:
         """Merge `changes` into an existing record; False if there is none."""
 
+    async def put_dispatches(
+        self, delivery_id: str, records: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> set[str]:
+        """`put_dispatch` for many repos in one round trip; returns the repos created.
+
+        A fan-out to hundreds of repos writes its pending records together, so the
+        store costs one round trip (Redis) or one transaction (SQLite) per event.
+        """
+
+    async def update_dispatches(
+        self, delivery_id: str, changes: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> None:
+        """`update_dispatch` for many repos in one round trip (missing records are skipped)."""
+
     async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
         """Return the dispatch record, or None."""
 

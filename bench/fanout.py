@@ -1,0 +1,222 @@
+"""Webhook fan-out: response time and GitHub calls per repo, cold and warm token caches.
+
+Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]`.
+
+Everything talks real HTTP on loopback: the sandbox GitHub (every call answered after
+`--latency` seconds) runs in a child process, so its CPU is not charged to the relay; the
+relay runs under uvicorn in a thread, and this process posts signed webhooks to it as
+GitHub would. "Cold" is a relay
+started on an empty state store (no installation ids, tokens or App JWT cached); "warm"
+is the same relay after its first event.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import uvicorn
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from crcr.app import create_app
+from crcr.relay.signature import sign_body
+from crcr.sandbox.github_server import create_sandbox_app
+from crcr.sandbox.github_state import SandboxGitHub
+from crcr.sandbox.webhooks import pull_request_event
+from crcr.settings import load_settings
+
+SECRET = "bench-secret"
+ORGS = 10
+
+
+@contextmanager
+def serve(app: Any) -> Iterator[str]:
+    """Serve an ASGI app on a free loopback port in a thread; yield its base URL."""
+    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not (server.started and server.servers):
+        if time.monotonic() > deadline:
+            raise RuntimeError("server did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@dataclass
+class Sample:
+    seconds: float
+    github_calls: int
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+async def post_event(client: httpx.AsyncClient, url: str, number: int) -> float:
+    payload = pull_request_event("opened", number=number)
+    body = json.dumps(payload).encode()
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": str(uuid.uuid4()),
+        "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
+        "Content-Type": "application/json",
+    }
+    started = time.perf_counter()
+    response = await client.post(f"{url}/github/webhook", content=body, headers=headers)
+    elapsed = time.perf_counter() - started
+    if response.status_code != 200 or response.json()["failed"]:
+        raise RuntimeError(f"webhook failed: {response.status_code} {response.text[:300]}")
+    return elapsed
+
+
+def serve_sandbox(n: int, latency: float) -> None:
+    """Child process: a sandbox with the bench repos installed; prints how to reach it."""
+    github = SandboxGitHub()
+    github.install_app(*bench_repos(n))
+    github.inject_fault("*", latency=latency)
+
+    async def call_count(request: Request) -> JSONResponse:
+        return JSONResponse({"calls": len(github.calls())})
+
+    app = create_sandbox_app(github, extra_routes=[Route("/_bench/calls", call_count)])
+    with serve(app) as url:
+        print(json.dumps({"url": url, "app_id": github.app.app_id}), flush=True)
+        print(github.app.private_key_pem, flush=True)
+        sys.stdin.read()  # until the parent closes our stdin
+
+
+def bench_repos(n: int) -> list[str]:
+    return [f"bench-org{i % ORGS}/backend{i}" for i in range(n)]
+
+
+@contextmanager
+def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bench.fanout",
+            "--serve-sandbox",
+            str(n),
+            "--latency",
+            str(latency),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None and child.stdin is not None
+    try:
+        info = json.loads(child.stdout.readline())
+        pem_lines = []
+        while not pem_lines or "END" not in pem_lines[-1]:
+            pem_lines.append(child.stdout.readline())
+        yield info["url"], str(info["app_id"]), "".join(pem_lines)
+    finally:
+        child.stdin.close()
+        child.wait(timeout=30)
+
+
+def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
+    repos = bench_repos(n)
+    cold: list[Sample] = []
+    warm: list[Sample] = []
+    with tempfile.TemporaryDirectory() as tmp, sandbox_process(n, latency) as sandbox:
+        sandbox_url, app_id, pem = sandbox
+        allowlist = Path(tmp) / "allowlist.yaml"
+        allowlist.write_text("L2:\n" + "".join(f"  - {repo}\n" for repo in repos))
+        for attempt in range(colds):
+            settings = load_settings(
+                webhook_secret=SECRET,
+                github_app_id=app_id,
+                github_app_private_key=pem,
+                github_api_url=sandbox_url,
+                allowlist=str(allowlist),
+                data_dir=Path(tmp) / f"data-{attempt}",
+            )
+            with serve(create_app(settings)) as relay_url:
+                cold_run, warm_run = asyncio.run(
+                    measure(sandbox_url, relay_url, events if attempt == 0 else 0)
+                )
+            cold.append(cold_run)
+            warm.extend(warm_run)
+    return {
+        "n": n,
+        "cold_p50": percentile([s.seconds for s in cold], 0.5),
+        "cold_p99": percentile([s.seconds for s in cold], 0.99),
+        "cold_calls_per_repo": statistics.mean(s.github_calls for s in cold) / n,
+        "warm_p50": percentile([s.seconds for s in warm], 0.5),
+        "warm_p99": percentile([s.seconds for s in warm], 0.99),
+        "warm_calls_per_repo": statistics.mean(s.github_calls for s in warm) / n,
+    }
+
+
+async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list[Sample]]:
+    async with httpx.AsyncClient(timeout=120) as client:
+
+        async def calls() -> int:
+            count: int = (await client.get(f"{sandbox_url}/_bench/calls")).json()["calls"]
+            return count
+
+        before = await calls()
+        cold = Sample(await post_event(client, url, 1), await calls() - before)
+        warm = []
+        for number in range(events):
+            before = await calls()
+            seconds = await post_event(client, url, 100 + number)
+            warm.append(Sample(seconds, await calls() - before))
+    return cold, warm
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 300])
+    parser.add_argument("--latency", type=float, default=0.05)
+    parser.add_argument("--events", type=int, default=20, help="warm events per size")
+    parser.add_argument("--colds", type=int, default=5, help="cold starts per size")
+    parser.add_argument("--serve-sandbox", type=int, metavar="N", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_sandbox:
+        serve_sandbox(args.serve_sandbox, args.latency)
+        return
+    print(f"sandbox latency {args.latency * 1000:.0f} ms per call")
+    print(
+        f"{'N':>5} {'cold p50':>9} {'cold p99':>9} {'calls/repo':>10} "
+        f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10}"
+    )
+    for n in args.sizes:
+        r = run_size(n, args.latency, args.events, args.colds)
+        print(
+            f"{r['n']:>5} {r['cold_p50'] * 1000:>7.0f}ms {r['cold_p99'] * 1000:>7.0f}ms "
+            f"{r['cold_calls_per_repo']:>10.2f} {r['warm_p50'] * 1000:>7.0f}ms "
+            f"{r['warm_p99'] * 1000:>7.0f}ms {r['warm_calls_per_repo']:>10.2f}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
