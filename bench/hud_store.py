@@ -1,0 +1,291 @@
+"""How the HUD results store holds up at volume: load, ingest rate, read latencies.
+
+Run: `python -m bench.hud_store --rows N --db URL` (URL: `sqlite:///path.db` or a
+`postgresql://` URL; PostgreSQL runs in a private schema that is dropped afterwards).
+
+1. Bulk-load N job rows spread over `--days` days and `--backends` backends, with their
+   rollups computed by the same pure code as the write path (`crcr.hud.rollups`).
+2. Ingest `--ingest` bodies (in_progress then completed) through `HudIngestor`, the real
+   write path, with `--concurrency` callers: rows written per second.
+3. Time the summary endpoint (HTTP, in-process ASGI), the backend page query, and the
+   baseline the reference HUD's approach implies: one GROUP BY over every job row in the
+   window.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import statistics
+import time
+import uuid
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi import FastAPI
+from pydantic import SecretStr
+from sqlalchemy import Engine, case, create_engine, func, insert, select, text
+
+from crcr.hud.component import Hud, mount_hud
+from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
+from crcr.hud.ingest import HudIngestor
+from crcr.hud.merge import row_facts
+from crcr.hud.models import Job
+from crcr.hud.queries import HudQueries
+from crcr.hud.rollups import RollupChange, rollup_change
+from crcr.hud.statements import JOBS
+from crcr.hud.writer import apply_rollup_change
+
+JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]
+CONCLUSIONS = ["success"] * 85 + ["failure"] * 10 + ["cancelled"] * 3 + ["timed_out"] * 2
+BATCH = 20_000
+
+
+def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[str, Any]]:
+    rng = random.Random(7)
+    for index in range(total):
+        commit = index // len(JOBS_PER_COMMIT)
+        repo = f"org{commit % backends}/backend"
+        at = now - timedelta(seconds=rng.uniform(0, days * 86400 - 1))
+        queue, execution = rng.lognormvariate(4, 1.2), rng.lognormvariate(7, 0.8)
+        in_progress = rng.random() < 0.02
+        conclusion = None if in_progress else rng.choice(CONCLUSIONS)
+        yield {
+            "job_key": f"bench-{index}",
+            "downstream_repo": repo,
+            "downstream_repo_level": "L3",
+            "upstream_repo": "pytorch/pytorch",
+            "event_type": "pull_request" if commit % 20 else "push",
+            "pr_number": 100_000 + commit // backends if commit % 20 else 0,
+            "head_sha": f"{commit:040x}",
+            "delivery_id": f"delivery-{commit}",
+            "workflow_name": "CI",
+            "job_name": JOBS_PER_COMMIT[index % len(JOBS_PER_COMMIT)],
+            "run_id": str(commit),
+            "run_attempt": 1,
+            "check_run_id": str(index),
+            "status": "in_progress" if in_progress else "completed",
+            "conclusion": conclusion,
+            "started_at": at - timedelta(seconds=execution),
+            "completed_at": None if in_progress else at,
+            "queue_time": round(queue, 3),
+            "execution_time": None if in_progress else round(execution, 3),
+            "duration": None if in_progress else round(execution, 3),
+            "passed": 1000,
+            "failed": 0 if conclusion == "success" else 3,
+            "skipped": 10,
+            "total_tests": 1013,
+            "workflow_run_url": f"https://github.com/{repo}/actions/runs/{commit}",
+            "artifact_url": None,
+            "received_at": at,
+            "updated_at": at,
+            "activity_at": at,
+            "day": at.date(),
+        }
+
+
+def _merge(total: RollupChange, change: RollupChange) -> None:
+    for key, counters in change.daily.items():
+        merged = Counter(total.daily.get(key, {}))
+        merged.update(counters)
+        total.daily[key] = dict(merged)
+    for pr_key, n in change.prs.items():
+        total.prs[pr_key] = total.prs.get(pr_key, 0) + n
+    for bucket_key, n in change.buckets.items():
+        total.buckets[bucket_key] = total.buckets.get(bucket_key, 0) + n
+
+
+def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime) -> float:
+    """Insert rows in batches plus their rollups; returns seconds taken."""
+    started = time.perf_counter()
+    rollups = RollupChange(daily={}, prs={}, buckets={})
+    batch: list[dict[str, Any]] = []
+    for row in _rows(rows, backends, days, now):
+        batch.append(row)
+        _merge(rollups, rollup_change(None, row_facts(row)))
+        if len(batch) == BATCH:
+            with engine.begin() as connection:
+                connection.execute(insert(JOBS), batch)
+            batch = []
+    with write_transaction(engine) as connection:
+        if batch:
+            connection.execute(insert(JOBS), batch)
+        apply_rollup_change(connection, rollups)
+        connection.execute(
+            text(
+                "INSERT INTO hud_backends (repo, level, first_seen_at, last_run_at) "
+                "SELECT downstream_repo, 'L3', MIN(activity_at), MAX(activity_at) "
+                "FROM hud_jobs GROUP BY downstream_repo"
+            )
+        )
+    with engine.begin() as connection:
+        connection.execute(text("ANALYZE"))
+    return time.perf_counter() - started
+
+
+def _body(index: int, status: str) -> dict[str, Any]:
+    workflow: dict[str, Any] = {
+        "schema_version": "1",
+        "status": status,
+        "conclusion": "success" if status == "completed" else None,
+        "name": "CI",
+        "url": "https://github.com/org0/backend/actions/runs/1",
+        "run_id": str(index),
+        "run_attempt": "1",
+        "job_name": JOBS_PER_COMMIT[index % len(JOBS_PER_COMMIT)],
+        "check_run_id": str(index),
+        "started_at": "2026-11-20T10:00:00Z",
+        "completed_at": "2026-11-20T10:30:00Z" if status == "completed" else None,
+        "test_results": {"passed": 10, "failed": 0, "skipped": 1},
+    }
+    in_progress = status == "in_progress"
+    return {
+        "trusted": {
+            "verified_repo": f"org{index % 12}/backend",
+            "downstream_repo_level": "L3",
+            "ci_metrics": {
+                "queue_time": 30.0 if in_progress else None,
+                "execution_time": None if in_progress else 1800.0,
+            },
+            "dispatch": {
+                "upstream_repo": "pytorch/pytorch",
+                "event_type": "pull_request",
+                "head_sha": f"{index:040x}",
+                "pr_number": 900_000 + index // 10,
+            },
+        },
+        "untrusted": {
+            "callback_payload": {
+                "event_type": "pull_request",
+                "delivery_id": f"ingest-{index // 10}",
+                "payload": {},
+                "workflow": workflow,
+            }
+        },
+    }
+
+
+async def ingest_rate(engine: Engine, jobs: int, concurrency: int) -> float:
+    """Rows written per second through `HudIngestor` (each job: in_progress, completed)."""
+    ingestor = HudIngestor(engine)
+    semaphore = asyncio.Semaphore(concurrency)
+
+    async def one(index: int) -> None:
+        async with semaphore:
+            await ingestor.ingest(_body(index, "in_progress"))
+            await ingestor.ingest(_body(index, "completed"))
+
+    started = time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(jobs)))
+    return 2 * jobs / (time.perf_counter() - started)
+
+
+async def timed(call: Callable[[], Awaitable[Any]], samples: int) -> list[float]:
+    """Milliseconds per call, after one warm-up call."""
+    await call()
+    result = []
+    for _ in range(samples):
+        started = time.perf_counter()
+        await call()
+        result.append((time.perf_counter() - started) * 1000)
+    return result
+
+
+def raw_scan_summary(engine: Engine, since: datetime) -> int:
+    """The reference's approach: aggregate every job row in the window on each view."""
+    query = (
+        select(
+            Job.downstream_repo,
+            Job.day,
+            func.count(),
+            func.sum(case((Job.conclusion == "success", 1), else_=0)),
+            func.sum(case((Job.conclusion == "failure", 1), else_=0)),
+            func.sum(case((Job.conclusion == "timed_out", 1), else_=0)),
+            func.avg(Job.queue_time),
+            func.avg(Job.execution_time),
+            func.max(Job.activity_at),
+        )
+        .where(Job.activity_at >= since, Job.status == "completed")
+        .group_by(Job.downstream_repo, Job.day)
+    )
+    with engine.connect() as connection:
+        return len(connection.execute(query).all())
+
+
+def _pct(values: list[float], q: float) -> float:
+    return statistics.quantiles(values, n=100)[int(q) - 1] if len(values) > 1 else values[0]
+
+
+async def run(args: argparse.Namespace) -> None:
+    url = normalise_url(args.db)
+    schema = None
+    if url.startswith("postgresql"):
+        schema = f"crcr_bench_{uuid.uuid4().hex[:8]}"
+        admin = create_engine(url)
+        with admin.begin() as connection:
+            connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+        url = f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3D{schema}"
+    else:
+        await asyncio.to_thread(Path(url.removeprefix("sqlite:///")).unlink, missing_ok=True)
+    engine = create_results_engine(url, pool_size=args.concurrency)
+    try:
+        migrate(engine)
+        now = datetime.now(UTC)
+        load_seconds = bulk_load(engine, args.rows, args.backends, args.days, now)
+        print(f"bulk load: {args.rows:,} rows in {load_seconds:.1f} s")
+        rate = await ingest_rate(engine, args.ingest, args.concurrency)
+        print(f"ingest path: {rate:,.0f} rows/s ({args.concurrency} concurrent callers)")
+
+        app = FastAPI()
+        app.state.hud = Hud(engine, HudIngestor(engine), HudQueries(engine), SecretStr("x"), 90)
+        mount_hud(app)
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://hud") as http:
+
+            async def summary() -> None:
+                response = await http.get(f"/api/crcr/summary?days={args.window}")
+                response.raise_for_status()
+
+            summary_ms = await timed(summary, args.samples)
+        queries = HudQueries(engine)
+        page_ms = await timed(lambda: queries.backend("org3/backend", args.window), args.samples)
+        since = datetime.combine(
+            now.date() - timedelta(days=args.window - 1), datetime.min.time(), UTC
+        )
+        scan_ms = await timed(
+            lambda: asyncio.to_thread(raw_scan_summary, engine, since), max(3, args.samples // 10)
+        )
+        for name, samples in (
+            (f"summary API ({args.window} d)", summary_ms),
+            ("backend page query", page_ms),
+        ):
+            print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")
+        print(f"baseline raw-row GROUP BY: p50 {statistics.median(scan_ms):.1f} ms")
+    finally:
+        engine.dispose()
+        if schema is not None:
+            with admin.begin() as connection:
+                connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            admin.dispose()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--db", default="sqlite:///./crcr-bench/hud.db")
+    parser.add_argument("--backends", type=int, default=12)
+    parser.add_argument("--days", type=int, default=90)
+    parser.add_argument("--window", type=int, default=30)
+    parser.add_argument("--ingest", type=int, default=2000, help="jobs through the ingest path")
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--samples", type=int, default=50)
+    asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
