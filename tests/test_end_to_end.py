@@ -1,0 +1,292 @@
+"""The whole loop over real HTTP on loopback, and `crcr demo` itself.
+
+A signed webhook reaches the relay → the relay dispatches to the sandbox GitHub → the
+simulated downstream CI runs and reports through `crcr report` with sandbox OIDC
+tokens → the relay verifies, records and forwards → the HUD has rows → the pages in
+Chromium show them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Mount
+
+from crcr.app import create_app
+from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
+from crcr.sandbox.github_server import create_sandbox_app
+from crcr.sandbox.github_state import SandboxGitHub
+from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.simulated_ci import SimulatedCI
+from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
+from crcr.sandbox.webhooks import WebhookDelivery, pull_request_event, send
+from crcr.settings import load_settings
+
+UPSTREAM = "e2e-org/pytorch"
+L1_REPO = "e2e-org/smoke-only"
+L2_REPO = "e2e-org/npu-backend"
+L4_REPO = "e2e-org/critical-backend"
+PR_NUMBER = 4242
+HEAD_SHA = "4242" * 10
+
+ALLOWLIST = f"""
+L1:
+  - {L1_REPO}
+L2:
+  - {L2_REPO}
+L4:
+  - {L4_REPO}: oncall-one
+"""
+
+QUICK = Duration.fixed(0.0)
+WORKFLOWS = {
+    L1_REPO: WorkflowSpec("smoke", jobs=(JobSpec("smoke", QUICK),)),
+    L2_REPO: WorkflowSpec(
+        "npu-ci",
+        jobs=(
+            JobSpec("build", QUICK),
+            JobSpec("lint", QUICK, outcomes=OutcomeRates(failure=1.0)),
+            JobSpec("test", QUICK, matrix=("1, 2", "2, 2"), tests=120),
+        ),
+    ),
+    L4_REPO: WorkflowSpec("critical-ci", jobs=(JobSpec("test", QUICK, tests=50),)),
+}
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DEMO_COMMAND = [sys.executable, "-m", "crcr", "demo"]
+DEMO_OPTIONS = ["--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"]
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "end-to-end"
+
+
+@dataclass
+class Loop:
+    """The running loop: where the relay listens, and handles on the sandbox side."""
+
+    relay_url: str
+    secret: str
+    github: SandboxGitHub
+    ci: SimulatedCI
+    http: httpx.AsyncClient
+
+    async def webhook(self, event: str, payload: dict[str, Any]) -> httpx.Response:
+        delivery = WebhookDelivery.build(event, payload, self.secret)
+        return await send(self.http, f"{self.relay_url}/github/webhook", delivery)
+
+    async def hud(self, path: str) -> Any:
+        response = await self.http.get(f"{self.relay_url}/api/crcr{path}")
+        response.raise_for_status()
+        return response.json()
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], within: float = 30.0) -> None:
+    deadline = time.monotonic() + within
+    while not await condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.05)
+
+
+@pytest.fixture
+async def loop(tmp_path: Path) -> AsyncIterator[Loop]:
+    """Sandbox (GitHub + OIDC issuer), relay + HUD on SQLite, and simulated CI, all on loopback."""
+    sandbox_socket = bind_socket("127.0.0.1", 0)
+    relay_socket = bind_socket("127.0.0.1", 0)
+    sandbox_url = socket_url(sandbox_socket)
+    github = SandboxGitHub()
+    github.install_app(UPSTREAM, *WORKFLOWS)
+    issuer = SandboxIssuer(f"{sandbox_url}/oidc")
+    (tmp_path / "allowlist.yaml").write_text(ALLOWLIST)
+    secret = secrets.token_urlsafe(16)
+    settings = load_settings(
+        upstream_repo=UPSTREAM,
+        webhook_secret=secret,
+        github_app_id=str(github.app.app_id),
+        github_app_private_key=github.app.private_key_pem,
+        github_api_url=sandbox_url,
+        allowlist=str(tmp_path / "allowlist.yaml"),
+        oidc_issuers=[{"issuer": issuer.issuer, "kind": "github"}],
+        redis_url=None,
+        data_dir=tmp_path,
+        database_url=None,
+        hud_url=None,
+        hud_token=secrets.token_urlsafe(16),
+    )
+    sandbox = EmbeddedServer(
+        create_sandbox_app(github, extra_routes=[Mount("/oidc", routes=issuer.routes())]),
+        sandbox_socket,
+        lifespan="off",
+    )
+    relay = EmbeddedServer(create_app(settings), relay_socket)
+    await sandbox.start()
+    await relay.start()
+    ci = SimulatedCI(
+        github,
+        issuer,
+        callback_url=f"{relay.url}/github/callback",
+        workflows=WORKFLOWS,
+        seed=7,
+        work_dir=tmp_path / "runners",
+    )
+    await ci.start()
+    try:
+        async with httpx.AsyncClient(timeout=30) as http:
+            yield Loop(relay.url, secret, github, ci, http)
+    finally:
+        await ci.stop()
+        await relay.stop()
+        await sandbox.stop()
+
+
+async def open_pr_and_wait_for_results(loop: Loop) -> dict[str, Any]:
+    """Open the PR upstream and wait until the HUD has every L2+ job completed."""
+    payload = pull_request_event("opened", repo=UPSTREAM, number=PR_NUMBER, head_sha=HEAD_SHA)
+    response = await loop.webhook("pull_request", payload)
+    assert response.status_code == 200, response.text
+    assert sorted(response.json()["dispatched"]) == sorted(WORKFLOWS)
+
+    async def every_job_completed() -> bool:
+        view = await loop.hud(f"/pr/{PR_NUMBER}")
+        jobs = [job for backend in view["backends"] for job in backend["jobs"]]
+        return len(jobs) == 5 and all(job["status"] == "completed" for job in jobs)
+
+    await wait_for(every_job_completed)
+    view: dict[str, Any] = await loop.hud(f"/pr/{PR_NUMBER}")
+    return view
+
+
+async def test_a_pr_opened_upstream_ends_as_hud_rows_for_l2_and_above(loop: Loop) -> None:
+    view = await open_pr_and_wait_for_results(loop)
+
+    by_repo = {backend["repo"]: backend for backend in view["backends"]}
+    assert set(by_repo) == {L2_REPO, L4_REPO}, "L1 results never reach the HUD"
+    l2_jobs = {job["job_name"]: job for job in by_repo[L2_REPO]["jobs"]}
+    assert {name: job["conclusion"] for name, job in l2_jobs.items()} == {
+        "build": "success",
+        "lint": "failure",
+        "test (1, 2)": "success",
+        "test (2, 2)": "success",
+    }
+    for job in l2_jobs.values():
+        assert job["head_sha"] == HEAD_SHA and job["pr_number"] == PR_NUMBER
+        assert job["upstream_repo"] == UPSTREAM
+        assert job["queue_time"] is not None and job["queue_time"] >= 0
+        assert job["execution_time"] is not None and job["execution_time"] >= 0
+        assert job["started_at"] is not None and job["completed_at"] is not None
+    assert l2_jobs["test (1, 2)"]["total_tests"] == 120
+    [l4_job] = by_repo[L4_REPO]["jobs"]
+    assert (l4_job["downstream_repo_level"], l4_job["conclusion"]) == ("L4", "success")
+
+    # Check runs (SPEC §7) go to L3/L4 backends only.
+    assert not [r for r in loop.github.check_runs(UPSTREAM) if L2_REPO in r["name"]]
+
+    verdicts = {(r.repo, r.verdict) for r in loop.ci.reporter.records}
+    assert verdicts == {(L1_REPO, "ignored"), (L2_REPO, "accepted"), (L4_REPO, "accepted")}
+    assert loop.ci.snapshot().report_errors == 0
+
+
+def require_chromium() -> None:
+    """Skip (locally) or fail (in CI) when Chromium is not installed."""
+    if CHROMIUM.exists():
+        return
+    reason = f"Chromium is not installed at {CHROMIUM}"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI requires it)")
+    pytest.skip(reason)
+
+
+@pytest.mark.browser
+async def test_the_dashboard_pages_show_the_relayed_results(loop: Loop) -> None:
+    require_chromium()
+    from playwright.async_api import async_playwright, expect
+
+    await open_pr_and_wait_for_results(loop)
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+        try:
+            page = await browser.new_page()
+            await page.goto(f"{loop.relay_url}/crcr")
+            body = page.locator("body")
+            await expect(body).to_contain_text(L2_REPO)
+            await expect(body).to_contain_text(L4_REPO)
+            await page.screenshot(path=str(ARTIFACTS / "summary.png"), full_page=True)
+
+            await page.goto(f"{loop.relay_url}/crcr/pr/{PR_NUMBER}")
+            await expect(body).to_contain_text(f"{PR_NUMBER}")
+            await expect(body).to_contain_text(L2_REPO)
+            await expect(body).to_contain_text("lint")
+            await page.screenshot(path=str(ARTIFACTS / "pr.png"), full_page=True)
+
+            await page.goto(f"{loop.relay_url}/crcr/{L2_REPO}")
+            await expect(body).to_contain_text(HEAD_SHA[:7])
+        finally:
+            await browser.close()
+
+
+# --- the demo -------------------------------------------------------------------------
+
+
+def test_the_demo_fills_the_dashboard_and_stops_without_errors(tmp_path: Path) -> None:
+    """`crcr demo`, accelerated: results appear on the dashboard and nothing errors.
+
+    The time from starting the command to the first completed result in the HUD's
+    API is written to test-artifacts/end-to-end/demo-first-result.json.
+    """
+    data_dir = tmp_path / "demo-data"
+    started = time.monotonic()
+    demo = subprocess.Popen(
+        [*DEMO_COMMAND, *DEMO_OPTIONS, "--data-dir", str(data_dir)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert demo.stdout is not None
+        first_line = demo.stdout.readline()
+        assert first_line.startswith("crcr demo: dashboard at "), first_line
+        dashboard = first_line.split(" at ", 1)[1].strip()
+        summary_url = dashboard.removesuffix("/crcr") + "/api/crcr/summary?days=1"
+        first_result: float | None = None
+        with httpx.Client(timeout=10) as client:
+            while first_result is None and demo.poll() is None:
+                if client.get(summary_url).json()["stats"]["runs"] > 0:
+                    first_result = time.monotonic() - started
+                else:
+                    time.sleep(0.1)
+        output, _ = demo.communicate(timeout=60)
+    finally:
+        if demo.poll() is None:
+            demo.kill()
+    assert demo.returncode == 0, output
+    assert first_result is not None, output
+    assert "Traceback" not in output
+    assert "Errors: 0." in output, output
+    summary_line = next(line for line in output.splitlines() if "results on the dashboard" in line)
+    rows = int(summary_line.split(" jobs finished, ")[1].split(" results")[0])
+    assert rows > 0
+    log = (data_dir / "demo.log").read_text()
+    assert " ERROR " not in log, log[-2000:]
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    (ARTIFACTS / "demo-first-result.json").write_text(
+        json.dumps({"seconds_from_command_to_first_result": round(first_result, 2)})
+    )
