@@ -250,7 +250,18 @@ def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_
 
     asyncio.run(queue_one())
 
-    result = CliRunner().invoke(cli, ["sweep"], env={"CRCR_DATA_DIR": str(tmp_path)})
+    from crcr.sandbox.github_identity import SandboxApp
+
+    allowlist = tmp_path / "allowlist.yaml"
+    allowlist.write_text("L2:\n  - org/repo\n")
+    app_identity = SandboxApp.generate()
+    env = {
+        "CRCR_DATA_DIR": str(tmp_path),
+        "CRCR_ALLOWLIST": str(allowlist),
+        "CRCR_GITHUB_APP_ID": str(app_identity.app_id),
+        "CRCR_GITHUB_APP_PRIVATE_KEY": app_identity.private_key_pem,
+    }
+    result = CliRunner().invoke(cli, ["sweep"], env=env)
 
     assert result.exit_code == 0, result.output
     assert "queue hud: done 1" in result.output

@@ -1,4 +1,4 @@
-"""Command-line commands contributed by the relay component: `crcr allowlist check`."""
+"""Command-line commands contributed by the relay: `crcr allowlist check`, `crcr sweep`."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from crcr.relay import sweep_cli
 from crcr.relay.allowlist import Allowlist, AllowlistError, Level, parse_allowlist
 
 allowlist_app = typer.Typer(
@@ -19,6 +20,7 @@ allowlist_app = typer.Typer(
 def register(app: typer.Typer) -> None:
     """Add this component's commands to the CLI."""
     app.add_typer(allowlist_app, name="allowlist")
+    sweep_cli.register(app)
 
 
 @allowlist_app.callback()

@@ -3,23 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
 
-import httpx
 import typer
 
-from crcr.relay.hud_forwarder import forwarder_from_settings
-from crcr.relay.sweeper import QueueHandler, Sweeper, SweepReport
-from crcr.settings import Settings
-from crcr.stores.state import StateStore, StateStoreUnavailable
-
-QueueHandlersFactory = Callable[
-    [Settings, StateStore, httpx.AsyncClient], Mapping[str, QueueHandler]
-]
+from crcr.relay.sweeper import SweepReport
+from crcr.settings import Settings, SettingsError
+from crcr.stores.state import StateStoreUnavailable
 
 
-def register(app: typer.Typer, *, queue_handlers: QueueHandlersFactory | None = None) -> None:
-    """Add `crcr sweep`; `queue_handlers` supplies handlers for queues other than "hud"."""
+def register(app: typer.Typer) -> None:
+    """Add `crcr sweep`."""
 
     @app.command()
     def sweep() -> None:
@@ -32,36 +25,25 @@ def register(app: typer.Typer, *, queue_handlers: QueueHandlersFactory | None = 
 
         settings = settings_or_exit()
         try:
-            report = asyncio.run(sweep_pass(settings, queue_handlers))
+            report = asyncio.run(sweep_pass(settings))
         except StateStoreUnavailable as exc:
             typer.echo(f"crcr sweep: state store unavailable: {exc}", err=True)
             raise typer.Exit(1) from None
+        except SettingsError as exc:
+            typer.echo(f"crcr sweep: {exc}", err=True)
+            raise typer.Exit(2) from None
         typer.echo(describe(report))
 
 
-async def sweep_pass(
-    settings: Settings, queue_handlers: QueueHandlersFactory | None = None
-) -> SweepReport:
-    """Open the configured stores, run one pass, close everything."""
-    from crcr.stores.factory import open_state_store
+async def sweep_pass(settings: Settings) -> SweepReport:
+    """Open what `crcr serve` opens, run one pass, close everything."""
+    from crcr.runtime import open_runtime
 
-    store = await open_state_store(settings)
-    hud = None
+    runtime = await open_runtime(settings)
     try:
-        if not settings.hud_url:
-            from crcr.hud.component import open_hud
-
-            hud = await open_hud(settings, retention=False)
-        async with httpx.AsyncClient() as http:
-            forwarder = forwarder_from_settings(
-                settings, store, http=http, ingestor=hud.ingestor if hud else None
-            )
-            extra = queue_handlers(settings, store, http) if queue_handlers else {}
-            return await Sweeper(store, forwarder, settings, queue_handlers=extra).sweep_once()
+        return await runtime.sweeper.sweep_once()
     finally:
-        if hud is not None:
-            await hud.close()
-        await store.close()
+        await runtime.close()
 
 
 def describe(report: SweepReport) -> str:
