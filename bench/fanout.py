@@ -69,6 +69,7 @@ def serve(app: Any) -> Iterator[str]:
 class Sample:
     seconds: float
     github_calls: int
+    cpu_seconds: float = 0.0
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -172,6 +173,7 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
         "warm_p50": percentile([s.seconds for s in warm], 0.5),
         "warm_p99": percentile([s.seconds for s in warm], 0.99),
         "warm_calls_per_repo": statistics.mean(s.github_calls for s in warm) / n,
+        "warm_cpu_ms_per_repo": statistics.mean(s.cpu_seconds for s in warm) * 1000 / n,
     }
 
 
@@ -187,8 +189,10 @@ async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list
         warm = []
         for number in range(events):
             before = await calls()
+            cpu = time.process_time()
             seconds = await post_event(client, url, 100 + number)
-            warm.append(Sample(seconds, await calls() - before))
+            cpu = time.process_time() - cpu
+            warm.append(Sample(seconds, await calls() - before, cpu))
     return cold, warm
 
 
@@ -206,14 +210,15 @@ def main() -> None:
     print(f"sandbox latency {args.latency * 1000:.0f} ms per call")
     print(
         f"{'N':>5} {'cold p50':>9} {'cold p99':>9} {'calls/repo':>10} "
-        f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10}"
+        f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10} {'relay CPU/repo':>14}"
     )
     for n in args.sizes:
         r = run_size(n, args.latency, args.events, args.colds)
         print(
             f"{r['n']:>5} {r['cold_p50'] * 1000:>7.0f}ms {r['cold_p99'] * 1000:>7.0f}ms "
             f"{r['cold_calls_per_repo']:>10.2f} {r['warm_p50'] * 1000:>7.0f}ms "
-            f"{r['warm_p99'] * 1000:>7.0f}ms {r['warm_calls_per_repo']:>10.2f}",
+            f"{r['warm_p99'] * 1000:>7.0f}ms {r['warm_calls_per_repo']:>10.2f} "
+            f"{r['warm_cpu_ms_per_repo']:>12.2f}ms",
             flush=True,
         )
 
