@@ -66,11 +66,12 @@ def _register_component_commands() -> None:
     """Attach the commands each component contributes (kept out of this module)."""
     from crcr.demo import cli as demo_cli
     from crcr.hud import cli as hud_cli
+    from crcr.init import cli as init_cli
     from crcr.relay import cli as relay_cli
     from crcr.reporter import cli as reporter_cli
     from crcr.sandbox import cli as sandbox_cli
 
-    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli):
+    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli, init_cli):
         component.register(app)
 
 

@@ -1,0 +1,1 @@
+"""`crcr init`: scaffolding for the repositories that take part in a relay."""

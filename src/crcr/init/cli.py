@@ -1,0 +1,78 @@
+"""`crcr init downstream`: write a ready workflow into a downstream repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from crcr.init.workflow import (
+    PLACEHOLDER_ACTION,
+    PLACEHOLDER_CALLBACK_URL,
+    TEMPLATES,
+    InitError,
+    placeholders_left,
+    render_workflow,
+)
+
+WORKFLOW_PATH = Path(".github") / "workflows" / "crcr.yml"
+
+init_app = typer.Typer(
+    name="init",
+    help="Scaffold the files a repository needs to take part in a relay.",
+    no_args_is_help=True,
+)
+
+
+@init_app.callback()
+def _init_group() -> None:
+    """Scaffold the files a repository needs to take part in a relay."""
+
+
+@init_app.command("downstream")
+def downstream(
+    template: str = typer.Option(
+        "minimal", "--template", help=f"Which workflow: {', '.join(TEMPLATES)}."
+    ),
+    path: Path = typer.Option(  # noqa: B008
+        Path("."), "--path", help="The downstream repository's checkout."
+    ),
+    force: bool = typer.Option(False, "--force", help="Overwrite an existing crcr.yml."),
+    callback_url: str = typer.Option(
+        PLACEHOLDER_CALLBACK_URL, "--callback-url", help="The relay's /github/callback URL."
+    ),
+    action: str = typer.Option(
+        PLACEHOLDER_ACTION, "--action", help="The crcr-report action to use (owner/repo/path@ref)."
+    ),
+) -> None:
+    """Write .github/workflows/crcr.yml: a workflow the relay's dispatches start."""
+    try:
+        text = render_workflow(template, action=action, callback_url=callback_url)
+        written = write_workflow(path, text, force=force)
+    except InitError as exc:
+        typer.echo(f"crcr init downstream: {exc}", err=True)
+        raise typer.Exit(2) from None
+    typer.echo(f"wrote {written} (template {template})")
+    for advice in placeholders_left(action, callback_url):
+        typer.echo(f"next: {advice}")
+    typer.echo("next: ask the upstream's maintainers to add this repository to the allowlist")
+
+
+def write_workflow(repo_dir: Path, text: str, *, force: bool) -> Path:
+    """Write the workflow under `repo_dir`, refusing to replace one unless forced."""
+    if not repo_dir.is_dir():
+        raise InitError(f"--path {str(repo_dir)!r} is not a directory")
+    target = repo_dir / WORKFLOW_PATH
+    if target.exists() and not force:
+        raise InitError(f"{target} exists; pass --force to overwrite it")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise InitError(f"cannot write {target}: {exc.strerror or exc}") from None
+    return target
+
+
+def register(app: typer.Typer) -> None:
+    """Add `crcr init …` to the CLI."""
+    app.add_typer(init_app, name="init")

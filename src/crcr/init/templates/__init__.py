@@ -1,0 +1,1 @@
+"""Downstream workflow templates shipped as package data (`crcr init downstream`)."""

@@ -1,0 +1,79 @@
+"""Render a downstream workflow template with the relay's URL and the action's reference.
+
+Pure: names in, YAML text out. The templates are valid workflows on their own, holding
+placeholder values (`PLACEHOLDER_ACTION`, `PLACEHOLDER_CALLBACK_URL`) that rendering
+replaces, so a reader of the package data sees exactly what gets written.
+"""
+
+from __future__ import annotations
+
+import re
+from importlib import resources
+
+TEMPLATES = ("minimal", "matrix", "build-test")
+PLACEHOLDER_ACTION = "OWNER/crcr/action/crcr-report@main"
+PLACEHOLDER_CALLBACK_URL = "https://relay.example.org/github/callback"
+
+# `owner/repo[/path]@ref` or a local `./path`: what a step's `uses:` accepts for an
+# action. Both values are spliced into YAML, so anything that could end the scalar
+# (spaces, quotes, `#`, newlines) is refused rather than escaped.
+_ACTION_REF = re.compile(
+    r"(?:[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_./-]+)?@[A-Za-z0-9_./-]+"
+    r"|\./[A-Za-z0-9_./-]+)"
+)
+_CALLBACK_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9_.~%/-]*)?")
+
+
+class InitError(Exception):
+    """`crcr init` cannot do what was asked; the message is the one line to print."""
+
+
+def check_template(name: str) -> str:
+    """The template's name, if crcr ships one by that name."""
+    if name not in TEMPLATES:
+        raise InitError(f"--template must be one of {', '.join(TEMPLATES)}, got {name!r}")
+    return name
+
+
+def check_action(ref: str) -> str:
+    """An action reference usable in `uses:` (e.g. `my-org/crcr/action/crcr-report@v1`)."""
+    if not _ACTION_REF.fullmatch(ref):
+        raise InitError(f"--action must look like owner/repo/path@ref or ./path, got {ref!r}")
+    return ref
+
+
+def check_callback_url(url: str) -> str:
+    """The relay's callback URL: plain http(s), nothing that could break the YAML."""
+    if not _CALLBACK_URL.fullmatch(url):
+        raise InitError(
+            f"--callback-url must be an http(s) URL such as {PLACEHOLDER_CALLBACK_URL}, got {url!r}"
+        )
+    return url
+
+
+def template_text(name: str) -> str:
+    """The template as shipped, placeholders included."""
+    package = resources.files("crcr.init.templates")
+    return package.joinpath(f"{check_template(name)}.yml").read_text(encoding="utf-8")
+
+
+def render_workflow(name: str, *, action: str, callback_url: str) -> str:
+    """The workflow file `crcr init downstream` writes."""
+    text = template_text(name)
+    text = text.replace(PLACEHOLDER_ACTION, check_action(action))
+    return text.replace(PLACEHOLDER_CALLBACK_URL, check_callback_url(callback_url))
+
+
+def placeholders_left(action: str, callback_url: str) -> list[str]:
+    """What the user still has to edit in the written file, as advice lines."""
+    advice = []
+    if action == PLACEHOLDER_ACTION:
+        advice.append(
+            f"replace OWNER in `uses: {PLACEHOLDER_ACTION}` with the owner of your crcr"
+            " fork or release (or pass --action)"
+        )
+    if callback_url == PLACEHOLDER_CALLBACK_URL:
+        advice.append(
+            "set CRCR_CALLBACK_URL to your relay's /github/callback URL (or pass --callback-url)"
+        )
+    return advice

@@ -1,0 +1,184 @@
+"""`crcr init downstream` writes a working crcr workflow into a downstream repository."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+import yaml
+from typer.testing import CliRunner
+
+from crcr.init import cli as init_cli
+from crcr.init.workflow import PLACEHOLDER_ACTION, PLACEHOLDER_CALLBACK_URL, TEMPLATES
+
+ACTION = "my-org/crcr/action/crcr-report@v1"
+CALLBACK_URL = "https://relay.example.com/github/callback"
+
+
+@pytest.fixture(scope="module")
+def app() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """A root, so that `init` stays a subcommand."""
+
+    init_cli.register(app)
+    return app
+
+
+def init(app: typer.Typer, repo: Path, *arguments: str) -> Any:
+    return CliRunner().invoke(app, ["init", "downstream", "--path", str(repo), *arguments])
+
+
+def load_workflow(repo: Path) -> dict[str, Any]:
+    workflow: dict[str, Any] = yaml.safe_load((repo / ".github/workflows/crcr.yml").read_text())
+    # YAML 1.1 reads the bare key `on` as the boolean true; GitHub reads it as "on".
+    workflow["on"] = workflow.pop(True)
+    return workflow
+
+
+def report_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for step in job["steps"] if str(step.get("uses", "")).startswith(ACTION)]
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_each_template_is_a_dispatch_workflow_whose_jobs_report_start_and_end(
+    app: typer.Typer, tmp_path: Path, template: str
+) -> None:
+    result = init(
+        app, tmp_path, "--template", template, "--action", ACTION, "--callback-url", CALLBACK_URL
+    )
+
+    assert result.exit_code == 0, result.output
+    assert f"wrote {tmp_path / '.github/workflows/crcr.yml'} (template {template})" in result.output
+    workflow = load_workflow(tmp_path)
+    assert workflow["on"]["repository_dispatch"]["types"] == ["pull_request", "push"]
+    assert workflow["permissions"]["id-token"] == "write"
+    assert workflow["env"]["CRCR_CALLBACK_URL"] == CALLBACK_URL
+    assert workflow["jobs"]
+    for name, job in workflow["jobs"].items():
+        first, *_, last = job["steps"]
+        assert first in report_steps(job), f"{name} does not report in_progress first"
+        assert first["with"]["status"] == "in_progress"
+        assert last in report_steps(job), f"{name} does not report completed last"
+        assert last["with"]["status"] == "completed"
+        assert last["with"]["conclusion"] == "${{ job.status }}"
+        assert last["if"] == "always()", f"{name} would not report a failure"
+        for step in report_steps(job):
+            assert step["with"]["callback-url"] == "${{ env.CRCR_CALLBACK_URL }}"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_no_placeholder_survives_when_both_values_are_given(
+    app: typer.Typer, tmp_path: Path, template: str
+) -> None:
+    init(app, tmp_path, "--template", template, "--action", ACTION, "--callback-url", CALLBACK_URL)
+
+    text = (tmp_path / ".github/workflows/crcr.yml").read_text()
+    assert "OWNER" not in text
+    assert PLACEHOLDER_CALLBACK_URL not in text
+
+
+def expand(expression: str, leg: dict[str, Any]) -> str:
+    """Substitute `${{ matrix.x }}` the way GitHub does for one leg."""
+    return re.sub(r"\$\{\{ matrix\.(\w+) \}\}", lambda m: str(leg[m.group(1)]), expression)
+
+
+def test_the_matrix_legs_report_under_distinct_job_names(app: typer.Typer, tmp_path: Path) -> None:
+    init(app, tmp_path, "--template", "matrix", "--action", ACTION)
+
+    (job,) = load_workflow(tmp_path)["jobs"].values()
+    matrix: dict[str, list[Any]] = job["strategy"]["matrix"]
+    names_in_steps = {step["with"]["job-name"] for step in report_steps(job)}
+    (pattern,) = names_in_steps  # in_progress and completed report under the same name
+    legs = [
+        dict(zip(matrix, values, strict=True)) for values in itertools.product(*matrix.values())
+    ]
+    leg_names = {expand(pattern, leg) for leg in legs}
+    assert len(legs) > 1
+    assert len(leg_names) == len(legs)
+    assert job["strategy"]["fail-fast"] is False
+
+
+def test_build_then_test_publishes_wheels_and_tests_them_on_a_gpu_runner(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    init(app, tmp_path, "--template", "build-test", "--action", ACTION)
+
+    jobs = load_workflow(tmp_path)["jobs"]
+    build, test = jobs["build"], jobs["test"]
+    upstream_checkout = next(
+        s for s in build["steps"] if s.get("with", {}).get("path") == "upstream"
+    )
+    assert upstream_checkout["with"]["ref"] == "${{ env.UPSTREAM_SHA }}"
+    assert any("index.html" in str(s.get("run", "")) for s in build["steps"])
+    assert report_steps(build)[-1]["with"]["artifact-url"] == (
+        "${{ steps.wheels.outputs.artifact-url }}"
+    )
+    assert test["needs"] == "build"
+    assert "gpu" in test["runs-on"]
+    assert any("--find-links wheelhouse" in str(s.get("run", "")) for s in test["steps"])
+    completed = report_steps(test)[-1]["with"]
+    assert completed["artifact-url"] == "${{ steps.reports.outputs.artifact-url }}"
+    assert completed["test-results"] == "${{ steps.counts.outputs.results }}"
+
+
+def test_an_existing_workflow_is_kept_without_force(app: typer.Typer, tmp_path: Path) -> None:
+    workflow = tmp_path / ".github/workflows/crcr.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("# ours\n")
+
+    refused = init(app, tmp_path, "--template", "matrix")
+    assert refused.exit_code == 2
+    assert refused.output == (
+        f"crcr init downstream: {workflow} exists; pass --force to overwrite it\n"
+    )
+    assert workflow.read_text() == "# ours\n"
+
+    forced = init(app, tmp_path, "--template", "matrix", "--force")
+    assert forced.exit_code == 0
+    assert "strategy:" in workflow.read_text()
+
+
+def test_placeholders_left_in_the_file_are_pointed_out(app: typer.Typer, tmp_path: Path) -> None:
+    result = init(app, tmp_path)
+
+    assert result.exit_code == 0
+    assert f"uses: {PLACEHOLDER_ACTION}" in result.output
+    assert "set CRCR_CALLBACK_URL" in result.output
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--template", "huge"], "--template must be one of minimal, matrix, build-test"),
+        (["--callback-url", "relay.example.com"], "--callback-url must be an http(s) URL"),
+        (["--callback-url", "https://x.org/cb\non: push"], "--callback-url must be an http(s) URL"),
+        (["--action", "crcr-report"], "--action must look like owner/repo/path@ref or ./path"),
+        (["--action", "o/r@v1 # x"], "--action must look like owner/repo/path@ref or ./path"),
+    ],
+)
+def test_a_bad_option_is_one_line_and_writes_nothing(
+    app: typer.Typer, tmp_path: Path, arguments: list[str], message: str
+) -> None:
+    result = init(app, tmp_path, *arguments)
+
+    assert result.exit_code == 2
+    assert result.output.startswith(f"crcr init downstream: {message}")
+    assert result.output.count("\n") == 1
+    assert not (tmp_path / ".github").exists()
+
+
+def test_a_missing_directory_is_one_line(app: typer.Typer, tmp_path: Path) -> None:
+    result = init(app, tmp_path / "nowhere")
+
+    assert result.exit_code == 2
+    assert (
+        result.output
+        == f"crcr init downstream: --path '{tmp_path / 'nowhere'}' is not a directory\n"
+    )
