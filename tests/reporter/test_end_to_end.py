@@ -1,0 +1,400 @@
+"""`crcr report` end to end, the way a CI job runs it, against a running relay.
+
+The sandbox (GitHub API, an Actions OIDC issuer and a Buildkite one) and the relay serve
+over loopback from a background thread. A signed webhook makes the relay dispatch; the
+job's environment is built from that dispatch; `crcr report` runs as its own process,
+mints its token from the sandbox (through the Actions token endpoint, or a stand-in
+`buildkite-agent` on PATH) and posts to the relay; the HUD's JSON API shows what landed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.routing import Mount
+from tests.reporter.served_apps import served_in_thread
+
+from crcr.app import create_app
+from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
+from crcr.sandbox.github_server import create_sandbox_app
+from crcr.sandbox.github_state import SandboxGitHub
+from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.webhooks import WebhookDelivery, pull_request_event
+from crcr.settings import load_settings
+
+UPSTREAM = "pytorch/pytorch"
+ACTIONS_REPO = "e2e-org/actions-backend"
+BUILDKITE_REPO = "e2e-org/buildkite-backend"
+BUILDKITE_ORG = "e2e-buildkite-org"
+BUILDKITE_PIPELINE = "npu-ci"
+ALLOWLIST = f"""
+L2:
+  - {ACTIONS_REPO}
+  - {BUILDKITE_REPO}
+"""
+AUDIENCE = "pytorch-cross-repo-ci-relay"
+REPORT = [sys.executable, "-m", "crcr", "report"]
+AGENT_STUB = Path(__file__).with_name("buildkite_agent_stub.py")
+# Anything shaped like a JWT (base64url header starting `{"`): no output may hold one.
+JWT_SHAPE = re.compile(r"eyJ[\w-]+\.[\w-]+\.[\w-]*")
+# What the job's own CI would set; the test process may itself run in CI.
+CI_VARIABLE_PREFIXES = ("GITHUB_", "RUNNER_", "ACTIONS_", "BUILDKITE", "CRCR_")
+CI_VARIABLES = {"CI", "http_proxy", "https_proxy", "all_proxy"}
+
+
+class RecordingIssuer(SandboxIssuer):
+    """A sandbox issuer that keeps every token it signs, to prove none is ever printed."""
+
+    def __init__(self, issuer: str) -> None:
+        super().__init__(issuer)
+        self.minted: list[str] = []
+
+    def mint(self, claims: Mapping[str, Any], **options: Any) -> str:
+        token = super().mint(claims, **options)
+        self.minted.append(token)
+        return token
+
+
+@dataclass
+class Stack:
+    """The running relay and sandbox, and what a test needs to drive them."""
+
+    relay_url: str
+    secret: str
+    github: SandboxGitHub
+    actions: RecordingIssuer
+    buildkite: RecordingIssuer
+    agent_dir: Path
+    http: httpx.Client
+    request_tokens: list[str] = field(default_factory=list)
+
+    def open_pr(self, number: int, head_sha: str) -> str:
+        """Send the signed `pull_request opened` webhook; return its delivery id."""
+        payload = pull_request_event("opened", repo=UPSTREAM, number=number, head_sha=head_sha)
+        delivery = WebhookDelivery.build("pull_request", payload, self.secret)
+        response = self.http.post(
+            f"{self.relay_url}/github/webhook", content=delivery.body, headers=delivery.headers
+        )
+        assert response.status_code == 200, response.text
+        assert sorted(response.json()["dispatched"]) == [ACTIONS_REPO, BUILDKITE_REPO]
+        return delivery.delivery_id
+
+    def client_payload(self, repo: str, delivery_id: str) -> dict[str, Any]:
+        """The `client_payload` of the dispatch the sandbox recorded for `repo`."""
+        [dispatch] = [
+            d
+            for d in self.github.dispatches(repo)
+            if d.client_payload["delivery_id"] == delivery_id
+        ]
+        assert dispatch.event_type == "pull_request"
+        return dispatch.client_payload
+
+    def hud(self, path: str) -> Any:
+        response = self.http.get(f"{self.relay_url}/api/crcr{path}")
+        response.raise_for_status()
+        return response.json()
+
+    def job_rows(self, pr_number: int, repo: str) -> list[dict[str, Any]]:
+        view = self.hud(f"/pr/{pr_number}")
+        rows: list[dict[str, Any]] = [
+            job
+            for backend in view["backends"]
+            if backend["repo"] == repo
+            for job in backend["jobs"]
+        ]
+        return rows
+
+    def bind_request_token(self, issuer: SandboxIssuer, claims: Mapping[str, Any]) -> str:
+        """A job credential the token endpoint answers with `claims` (kept to check leaks)."""
+        request_token = issuer.issue_request_token(claims)
+        self.request_tokens.append(request_token)
+        return request_token
+
+    def assert_no_secret_in(self, outputs: list[subprocess.CompletedProcess[str]]) -> None:
+        secrets_seen = [*self.actions.minted, *self.buildkite.minted, *self.request_tokens]
+        assert self.actions.minted or self.buildkite.minted, "no token was ever minted"
+        for result in outputs:
+            for stream in (result.stdout, result.stderr):
+                assert not JWT_SHAPE.search(stream), stream
+                assert not [secret for secret in secrets_seen if secret in stream]
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    """Sandbox and relay (SQLite state and HUD) on loopback, one pair for the module."""
+    work = tmp_path_factory.mktemp("report-e2e")
+    sandbox_socket = bind_socket("127.0.0.1", 0)
+    relay_socket = bind_socket("127.0.0.1", 0)
+    sandbox_url = socket_url(sandbox_socket)
+    github = SandboxGitHub()
+    github.install_app(UPSTREAM, ACTIONS_REPO, BUILDKITE_REPO)
+    actions = RecordingIssuer(f"{sandbox_url}/actions-oidc")
+    buildkite = RecordingIssuer(f"{sandbox_url}/buildkite-oidc")
+    (work / "allowlist.yaml").write_text(ALLOWLIST)
+    issuers = [
+        {"issuer": actions.issuer, "kind": "github"},
+        {
+            "issuer": buildkite.issuer,
+            "kind": "buildkite",
+            # Slug form: `crcr report` does not ask the agent for the optional
+            # organization_id/pipeline_id claims, so its tokens carry only slugs.
+            "repo_map": {
+                f"{BUILDKITE_ORG}/{BUILDKITE_PIPELINE}": {
+                    "repo": BUILDKITE_REPO,
+                    "required_claims": {"build_branch": "main"},
+                }
+            },
+        },
+    ]
+    secret = secrets.token_urlsafe(16)
+    settings = load_settings(
+        upstream_repo=UPSTREAM,
+        webhook_secret=secret,
+        github_app_id=str(github.app.app_id),
+        github_app_private_key=github.app.private_key_pem,
+        github_api_url=sandbox_url,
+        allowlist=str(work / "allowlist.yaml"),
+        oidc_audience=AUDIENCE,
+        oidc_issuers=json.dumps(issuers),  # as CRCR_OIDC_ISSUERS carries it
+        redis_url=None,
+        data_dir=work / "relay-data",
+        database_url=None,
+        hud_url=None,
+        hud_token=secrets.token_urlsafe(16),
+    )
+    sandbox_app = create_sandbox_app(
+        github,
+        extra_routes=[
+            Mount("/actions-oidc", routes=actions.routes()),
+            Mount("/buildkite-oidc", routes=buildkite.routes()),
+        ],
+    )
+    agent_dir = work / "agent-bin"
+    agent_dir.mkdir()
+    agent = agent_dir / "buildkite-agent"
+    agent.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{AGENT_STUB}" "$@"\n')
+    agent.chmod(0o755)
+    servers = [
+        EmbeddedServer(sandbox_app, sandbox_socket, lifespan="off"),
+        EmbeddedServer(create_app(settings, background=False), relay_socket),
+    ]
+    with served_in_thread(servers), httpx.Client(timeout=30, trust_env=False) as http:
+        yield Stack(socket_url(relay_socket), secret, github, actions, buildkite, agent_dir, http)
+
+
+def job_environment(stack: Stack, work: Path, variables: Mapping[str, str]) -> dict[str, str]:
+    """The test's environment without CI-specific variables, plus the job's own."""
+    inherited = {
+        name: value
+        for name, value in os.environ.items()
+        if not name.startswith(CI_VARIABLE_PREFIXES) and name.lower() not in CI_VARIABLES
+    }
+    state = work / "job-state"
+    state.mkdir(exist_ok=True)
+    return {
+        **inherited,
+        "CI": "true",
+        "CRCR_CALLBACK_URL": f"{stack.relay_url}/github/callback",
+        "CRCR_STATE_DIR": str(state),
+        **variables,
+    }
+
+
+def actions_job(
+    stack: Stack, work: Path, *, event_name: str, event: Mapping[str, Any], run_id: str
+) -> dict[str, str]:
+    """The environment of a GitHub Actions job with `id-token: write` in `ACTIONS_REPO`."""
+    event_path = work / "event.json"
+    event_path.write_text(json.dumps(event))
+    runner_temp = work / "runner-temp"
+    runner_temp.mkdir(exist_ok=True)
+    claims = stack.actions.actions_claims(ACTIONS_REPO, run_id=run_id)
+    return job_environment(
+        stack,
+        work,
+        {
+            "GITHUB_ACTIONS": "true",
+            "GITHUB_EVENT_NAME": event_name,
+            "GITHUB_EVENT_PATH": str(event_path),
+            "GITHUB_WORKFLOW": "actions-backend CI",
+            "GITHUB_REPOSITORY": ACTIONS_REPO,
+            "GITHUB_SERVER_URL": "https://github.com",
+            "GITHUB_RUN_ID": run_id,
+            "GITHUB_RUN_ATTEMPT": "1",
+            "GITHUB_JOB": "test",
+            "RUNNER_TEMP": str(runner_temp),
+            "ACTIONS_ID_TOKEN_REQUEST_URL": stack.actions.token_request_url,
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": stack.bind_request_token(stack.actions, claims),
+        },
+    )
+
+
+def buildkite_job(
+    stack: Stack, work: Path, client_payload: Mapping[str, Any], *, build_branch: str
+) -> dict[str, str]:
+    """The environment of a Buildkite job started from a relay dispatch."""
+    claims = stack.buildkite.buildkite_claims(
+        organization_slug=BUILDKITE_ORG,
+        pipeline_slug=BUILDKITE_PIPELINE,
+        audience="https://buildkite.com",  # the agent asks for ours; the endpoint swaps it in
+        build_branch=build_branch,
+    )
+    return job_environment(
+        stack,
+        work,
+        {
+            "PATH": f"{stack.agent_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+            "BUILDKITE": "true",
+            "BUILDKITE_PIPELINE_SLUG": BUILDKITE_PIPELINE,
+            "BUILDKITE_LABEL": ":pytorch: test npu",
+            "BUILDKITE_BUILD_URL": f"https://buildkite.com/{BUILDKITE_ORG}/npu-ci/builds/77",
+            "BUILDKITE_BUILD_ID": str(uuid.uuid4()),
+            "BUILDKITE_JOB_ID": str(uuid.uuid4()),
+            "BUILDKITE_RETRY_COUNT": "0",
+            "BUILDKITE_BRANCH": build_branch,
+            "BUILDKITE_AGENT_ENDPOINT": stack.buildkite.token_request_url,
+            "BUILDKITE_AGENT_ACCESS_TOKEN": stack.bind_request_token(stack.buildkite, claims),
+            "CRCR_DISPATCH_PAYLOAD": json.dumps(client_payload),
+        },
+    )
+
+
+def report(env: Mapping[str, str], *options: str) -> subprocess.CompletedProcess[str]:
+    """Run `crcr report` as the job's step would."""
+    return subprocess.run(
+        [*REPORT, *options],
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+COMPLETED_SUCCESS = (
+    "--status",
+    "completed",
+    "--conclusion",
+    "success",
+    "--test-results",
+    '{"passed":3,"failed":0,"skipped":1}',
+    "--artifact-url",
+    "https://artifacts.example.org/run/1",
+)
+
+
+def test_an_actions_job_reports_a_dispatched_pr_to_the_hud(stack: Stack, tmp_path: Path) -> None:
+    head_sha = "a1" * 20
+    delivery_id = stack.open_pr(101, head_sha)
+    client_payload = stack.client_payload(ACTIONS_REPO, delivery_id)
+    event = {
+        "action": "pull_request",
+        "branch": "main",
+        "client_payload": client_payload,
+        "repository": {"full_name": ACTIONS_REPO},
+    }
+    env = actions_job(stack, tmp_path, event_name="repository_dispatch", event=event, run_id="5001")
+
+    started = report(env, "--status", "in_progress")
+    completed = report(env, *COMPLETED_SUCCESS)
+
+    assert (started.returncode, completed.returncode) == (0, 0), started.stderr + completed.stderr
+    assert "relay accepted the report" in completed.stdout
+    [row] = stack.job_rows(101, ACTIONS_REPO)
+    assert (row["status"], row["conclusion"]) == ("completed", "success")
+    assert (row["passed"], row["failed"], row["skipped"], row["total_tests"]) == (3, 0, 1, 4)
+    assert row["queue_time"] is not None and row["queue_time"] >= 0
+    assert row["execution_time"] is not None and row["execution_time"] >= 0
+    assert row["started_at"] is not None and row["completed_at"] is not None
+    assert row["head_sha"] == client_payload["payload"]["pull_request"]["head"]["sha"] == head_sha
+    assert (row["event_type"], row["delivery_id"]) == ("pull_request", delivery_id)
+    assert (row["workflow_name"], row["job_name"], row["run_id"]) == (
+        "actions-backend CI",
+        "test",
+        "5001",
+    )
+    assert row["artifact_url"] == "https://artifacts.example.org/run/1"
+
+    # A retried step (its first response lost) is fine; changing the verdict is not.
+    repeated = report(env, *COMPLETED_SUCCESS)
+    conflicting = report(env, "--status", "completed", "--conclusion", "failure")
+
+    assert repeated.returncode == 0, repeated.stderr
+    assert "already had this report" in repeated.stdout
+    assert conflicting.returncode == 1
+    assert "HTTP 409" in conflicting.stderr
+    assert "job already completed as 'success'" in conflicting.stderr
+    [unchanged] = stack.job_rows(101, ACTIONS_REPO)
+    assert unchanged["conclusion"] == "success"
+    stack.assert_no_secret_in([started, completed, repeated, conflicting])
+
+
+def test_a_buildkite_job_reports_through_the_agents_token(stack: Stack, tmp_path: Path) -> None:
+    head_sha = "b2" * 20
+    delivery_id = stack.open_pr(202, head_sha)
+    client_payload = stack.client_payload(BUILDKITE_REPO, delivery_id)
+    env = buildkite_job(stack, tmp_path, client_payload, build_branch="main")
+
+    started = report(env, "--status", "in_progress")
+    completed = report(env, *COMPLETED_SUCCESS)
+
+    assert (started.returncode, completed.returncode) == (0, 0), started.stderr + completed.stderr
+    [row] = stack.job_rows(202, BUILDKITE_REPO)
+    assert (row["status"], row["conclusion"], row["head_sha"]) == ("completed", "success", head_sha)
+    assert (row["workflow_name"], row["job_name"]) == (BUILDKITE_PIPELINE, ":pytorch: test npu")
+    assert row["run_id"] == env["BUILDKITE_BUILD_ID"]
+    assert row["check_run_id"] == env["BUILDKITE_JOB_ID"]
+    assert row["queue_time"] is not None and row["execution_time"] is not None
+    stack.assert_no_secret_in([started, completed])
+
+
+def test_a_buildkite_token_from_another_branch_is_refused(stack: Stack, tmp_path: Path) -> None:
+    delivery_id = stack.open_pr(203, "c3" * 20)
+    client_payload = stack.client_payload(BUILDKITE_REPO, delivery_id)
+    env = buildkite_job(stack, tmp_path, client_payload, build_branch="feature/untrusted")
+
+    refused = report(env, "--status", "in_progress")
+
+    assert refused.returncode == 1
+    assert "HTTP 401" in refused.stderr
+    assert "build_branch does not meet the pipeline's requirement" in refused.stderr
+    assert stack.job_rows(203, BUILDKITE_REPO) == []
+    stack.assert_no_secret_in([refused])
+
+
+def test_a_nightly_self_report_is_shown_as_nightly(stack: Stack, tmp_path: Path) -> None:
+    tested_sha = stack.github.add_commit(UPSTREAM, message="Nightly candidate")
+    env = actions_job(
+        stack, tmp_path, event_name="schedule", event={"schedule": "17 3 * * *"}, run_id="7001"
+    )
+
+    nightly = report(
+        env,
+        "--event-type",
+        "nightly",
+        "--delivery-id",
+        tested_sha,
+        "--status",
+        "completed",
+        "--conclusion",
+        "success",
+    )
+
+    assert nightly.returncode == 0, nightly.stderr
+    assert "relay accepted the report" in nightly.stdout
+    [periodic] = [row for row in stack.hud("/periodic?days=1") if row["repo"] == ACTIONS_REPO]
+    assert (periodic["latest_sha"], periodic["latest_conclusion"]) == (tested_sha, "success")
+    assert (periodic["total"], periodic["successes"]) == (1, 1)
+    stack.assert_no_secret_in([nightly])
