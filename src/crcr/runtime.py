@@ -21,8 +21,10 @@ from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist import Allowlist
 from crcr.relay.allowlist_source import AllowlistSource
 from crcr.relay.callback_deps import CallbackDeps
+from crcr.relay.check_publisher import CheckPublisher
 from crcr.relay.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
 from crcr.relay.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.reruns import Rerunner
 from crcr.relay.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook import WebhookDeps
 from crcr.settings import Settings
@@ -51,6 +53,7 @@ class Runtime:
     webhook: WebhookDeps
     callback: CallbackDeps
     sweeper: Sweeper
+    checks: CheckPublisher | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -110,6 +113,7 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
     )
+    checks = CheckPublisher(store=store, github=github, allowlist=source.get, settings=settings)
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -118,6 +122,8 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         allowlist=source.get,
         fanout=fanout,
+        backfill_checks=checks.backfill,
+        rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
     )
     callback = CallbackDeps(
         store=store,
@@ -126,6 +132,7 @@ async def open_runtime(
         forwarder=forwarder,
         settings=settings,
         commit_exists=github.commit_exists,
+        on_accepted=[checks.on_accepted],
     )
     redelivery = FanOut(
         store=store,
@@ -138,7 +145,11 @@ async def open_runtime(
         store,
         forwarder,
         settings,
-        queue_handlers={DISPATCH_QUEUE: dispatch_queue_handler(redelivery)},
+        queue_handlers={
+            DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
+            **checks.queue_handlers,
+        },
+        on_timed_out=[checks.on_accepted],
     )
     return Runtime(
         settings=settings,
@@ -152,6 +163,7 @@ async def open_runtime(
         webhook=webhook,
         callback=callback,
         sweeper=sweeper,
+        checks=checks,
         _closers=closers,
     )
 

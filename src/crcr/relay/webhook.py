@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse
 
 from crcr.relay import metrics
 from crcr.relay.client_payload import PayloadTooLarge, build_client_payload
-from crcr.relay.events import Dispatch, Ignore, LabelDevice, route_event
+from crcr.relay.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.fanout import FanOut, Result, dispatch_to_downstreams
 from crcr.relay.signature import SignatureMismatch, SignatureMissing, verify_signature
 from crcr.stores.state import StateStoreUnavailable
@@ -53,6 +53,10 @@ class WebhookDeps:
     record_ttl: int
     allowlist: Callable[[], Awaitable[DownstreamTargets]]
     fanout: FanOut
+    # SPEC §7 (crcr.relay.check_publisher / reruns): check runs for jobs that reported
+    # before the label; re-runs answered with (status, body).
+    backfill_checks: Callable[[str, Sequence[str]], Awaitable[int]] | None = None
+    rerequest: Callable[[str, dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]] | None = None
 
 
 class BodyTooLarge(Exception):
@@ -132,7 +136,21 @@ async def _handle(
             await deps.fanout.store.set_flag(
                 CHECKS_WANTED_FLAG, decision.context.head_sha, repo, deps.record_ttl
             )
-        return _answer(200, event, "labeled", ok=True, device=decision.device, recorded=repos)
+        backfilled = 0
+        if deps.backfill_checks is not None:
+            backfilled = await deps.backfill_checks(decision.context.head_sha, repos)
+        return _answer(
+            200,
+            event,
+            "labeled",
+            ok=True,
+            device=decision.device,
+            recorded=repos,
+            backfilled=backfilled,
+        )
+    if isinstance(decision, Rerequest) and deps.rerequest is not None:
+        status, answer = await deps.rerequest(event, payload)
+        return _answer(status, event, "rerequested", **answer)
     if not isinstance(decision, Dispatch):
         return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
     return await _fan_out(deps, event, delivery_id, decision, payload)
