@@ -14,7 +14,7 @@ from tests.hud.hud_bodies import our_body
 from tests.hud.store_tools import clear
 
 from crcr.hud.ingest import parse_result_body
-from crcr.hud.models import DailyPr, DailyRollup, Job, LatencyBucket
+from crcr.hud.models import Commit, DailyPr, DailyRollup, Job, LatencyBucket
 from crcr.hud.rollups import (
     EXECUTION_METRIC,
     QUEUE_METRIC,
@@ -46,7 +46,7 @@ write = st.fixed_dictionaries(
 )
 
 
-def apply(engine: Engine, step: dict[str, Any]) -> None:
+def apply(engine: Engine, step: dict[str, Any], day: int) -> None:
     body = our_body(
         repo=step["repo"],
         event_type=step["event_type"],
@@ -62,7 +62,7 @@ def apply(engine: Engine, step: dict[str, Any]) -> None:
         started_at=step["started_at"],
         completed_at=step["completed_at"],
     )
-    write_report(engine, parse_result_body(body), BASE + timedelta(days=step["day"]))
+    write_report(engine, parse_result_body(body), BASE + timedelta(days=day))
 
 
 def _daily_from_rows(engine: Engine) -> dict[tuple[Any, ...], dict[str, int]]:
@@ -110,6 +110,31 @@ def _daily_rollups(engine: Engine) -> dict[tuple[Any, ...], dict[str, int]]:
     }
 
 
+def _commits(engine: Engine) -> dict[tuple[Any, ...], tuple[int, datetime]]:
+    with engine.connect() as connection:
+        rows = connection.execute(select(Commit.__table__)).mappings().all()
+    return {
+        (r["downstream_repo"], r["pr_number"], r["head_sha"]): (r["jobs"], r["last_activity_at"])
+        for r in rows
+    }
+
+
+def _commits_from_rows(engine: Engine) -> dict[tuple[Any, ...], tuple[int, datetime]]:
+    query = select(
+        Job.downstream_repo, Job.pr_number, Job.head_sha, func.count(), func.max(Job.activity_at)
+    ).group_by(Job.downstream_repo, Job.pr_number, Job.head_sha)
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return {(repo, pr, sha): (n, as_utc(last)) for repo, pr, sha, n, last in rows}
+
+
+def as_utc(moment: datetime | str) -> datetime:
+    """MAX() over SQLite's text timestamps comes back untyped."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
 def _assert_rollups_match_rows(engine: Engine) -> None:
     assert _daily_rollups(engine) == _daily_from_rows(engine)
     with engine.connect() as connection:
@@ -133,6 +158,7 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
             for b in connection.execute(select(LatencyBucket.__table__)).all()
         }
     assert stored_prs == prs
+    assert _commits(engine) == _commits_from_rows(engine)
     expected: Counter[tuple[Any, ...]] = Counter()
     for repo, day, queue, execution in raw:
         for metric, value in ((QUEUE_METRIC, queue), (EXECUTION_METRIC, execution)):
@@ -151,8 +177,10 @@ def test_rollups_equal_a_group_by_over_the_rows(
     migrated_engine: Engine, steps: list[dict[str, Any]]
 ) -> None:
     clear(migrated_engine)
+    day = 0
     for step in steps:
-        apply(migrated_engine, step)
+        day = max(day, step["day"])  # the relay's clock does not go back
+        apply(migrated_engine, step, day)
     _assert_rollups_match_rows(migrated_engine)
 
 

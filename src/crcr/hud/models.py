@@ -94,11 +94,32 @@ class Job(Base):
     day: Mapped[date] = mapped_column(Date)
 
     __table_args__ = (
-        Index("ix_hud_jobs_repo_activity", "downstream_repo", "activity_at"),
         Index("ix_hud_jobs_repo_event_activity", "downstream_repo", "event_type", "activity_at"),
         Index("ix_hud_jobs_repo_sha", "downstream_repo", "head_sha"),
         Index("ix_hud_jobs_pr", "pr_number"),
         Index("ix_hud_jobs_day", "day"),
+    )
+
+
+class Commit(Base):
+    """An upstream commit a backend tested, with its job count and latest activity.
+
+    Kept on write so that a backend page lists its newest commits from an index on
+    (repo, last activity) instead of grouping every job row in the window.
+    """
+
+    __tablename__ = "hud_commits"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    head_sha: Mapped[str] = mapped_column(String(64), primary_key=True)
+    event_type: Mapped[str] = mapped_column(String(40))
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+    last_activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+    __table_args__ = (
+        Index("ix_hud_commits_repo_activity", "downstream_repo", "last_activity_at"),
+        Index("ix_hud_commits_activity", "last_activity_at"),
     )
 
 

@@ -15,13 +15,15 @@ from typing import Any
 from sqlalchemy import Table, and_, bindparam, case, delete, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from crcr.hud.models import Backend, DailyPr, DailyRollup, Job, LatencyBucket
+from crcr.hud.models import Backend, Commit, DailyPr, DailyRollup, Job, LatencyBucket
 
 JOBS: Table = Job.__table__  # type: ignore[assignment]
 DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
 PRS: Table = DailyPr.__table__  # type: ignore[assignment]
 BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
 BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
+COMMITS: Table = Commit.__table__  # type: ignore[assignment]
+COMMIT_KEY = ("downstream_repo", "pr_number", "head_sha")
 
 DAILY_KEY = ("downstream_repo", "day", "event_type")
 PRS_KEY = (*DAILY_KEY, "pr_number")
@@ -52,6 +54,8 @@ class WriteStatements:
     prs: RollupTable
     buckets: RollupTable
     touch_backend: Any
+    add_commit: Any
+    drop_empty_commit: Any
 
 
 def _insert(dialect: str, table: Table) -> Any:
@@ -88,6 +92,22 @@ def _touch_backend(dialect: str) -> Any:
     )
 
 
+def _add_commit(dialect: str) -> Any:
+    statement = _insert(dialect, COMMITS)
+    excluded = statement.excluded
+    return statement.on_conflict_do_update(
+        index_elements=list(COMMIT_KEY),
+        set_={
+            "jobs": COMMITS.c.jobs + excluded.jobs,
+            "event_type": excluded.event_type,
+            "last_activity_at": case(
+                (excluded.last_activity_at > COMMITS.c.last_activity_at, excluded.last_activity_at),
+                else_=COMMITS.c.last_activity_at,
+            ),
+        },
+    )
+
+
 @cache
 def write_statements(dialect: str) -> WriteStatements:
     """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
@@ -103,4 +123,8 @@ def write_statements(dialect: str) -> WriteStatements:
         prs=_rollup(dialect, PRS, PRS_KEY, ("jobs",)),
         buckets=_rollup(dialect, BUCKETS, BUCKETS_KEY, ("count",)),
         touch_backend=_touch_backend(dialect),
+        add_commit=_add_commit(dialect),
+        drop_empty_commit=delete(COMMITS).where(
+            and_(*(COMMITS.c[name] == bindparam(name) for name in COMMIT_KEY), COMMITS.c.jobs <= 0)
+        ),
     )

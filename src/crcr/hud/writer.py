@@ -8,7 +8,7 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, Engine, delete
@@ -19,11 +19,14 @@ from crcr.hud.merge import merged_row, row_facts
 from crcr.hud.rollups import RollupChange, rollup_change
 from crcr.hud.statements import (
     BUCKETS,
+    COMMIT_KEY,
+    COMMITS,
     DAILY,
     JOB_COLUMNS,
     JOBS,
     PRS,
     RollupTable,
+    WriteStatements,
     write_statements,
 )
 
@@ -54,6 +57,7 @@ def _write(connection: Connection, report: JobReport, now: datetime) -> str:
         sql.select_job_for_update if connection.dialect.name == "postgresql" else sql.select_job
     )
     stored = connection.execute(lookup, {"job_key": report.job_key}).mappings().first()
+    old: dict[str, Any] | None = None
     if stored is None:
         row = merged_row(None, report, now)
         connection.execute(sql.insert_job, row)
@@ -69,6 +73,7 @@ def _write(connection: Connection, report: JobReport, now: datetime) -> str:
         change = rollup_change(row_facts(old), row_facts(row))
         outcome = "updated"
     apply_rollup_change(connection, change)
+    _track_commit(connection, sql, old, row)
     connection.execute(
         sql.touch_backend,
         {
@@ -79,6 +84,35 @@ def _write(connection: Connection, report: JobReport, now: datetime) -> str:
         },
     )
     return outcome
+
+
+def _track_commit(
+    connection: Connection,
+    sql: WriteStatements,
+    old: Mapping[str, Any] | None,
+    row: Mapping[str, Any],
+) -> None:
+    """Keep the row's commit entry: its job count and latest activity."""
+
+    def commit(values: Mapping[str, Any], jobs: int) -> dict[str, Any]:
+        return {
+            "downstream_repo": values["downstream_repo"],
+            "pr_number": values["pr_number"],
+            "head_sha": values["head_sha"],
+            "event_type": values["event_type"],
+            "jobs": jobs,
+            "last_activity_at": values["activity_at"],
+        }
+
+    key = tuple(row[name] for name in COMMIT_KEY)
+    if old is None:
+        connection.execute(sql.add_commit, commit(row, 1))
+    elif tuple(old[name] for name in COMMIT_KEY) != key:
+        connection.execute(sql.add_commit, commit(old, -1))
+        connection.execute(sql.drop_empty_commit, {name: old[name] for name in COMMIT_KEY})
+        connection.execute(sql.add_commit, commit(row, 1))
+    elif (old["activity_at"], old["event_type"]) != (row["activity_at"], row["event_type"]):
+        connection.execute(sql.add_commit, commit(row, 0))
 
 
 def _add_counts(
@@ -111,10 +145,13 @@ def apply_rollup_change(connection: Connection, change: RollupChange) -> None:
 def purge_older_than(engine: Engine, cutoff: date) -> int:
     """Delete job rows and rollups of days before `cutoff`; returns the job rows deleted.
 
-    Whole days go at once, so rollups of the days kept still match their rows.
+    Whole days go at once, so rollups of the days kept still match their rows. A commit
+    with rows on both sides of the cutoff keeps its entry with its job count as written.
     """
     with write_transaction(engine) as connection:
         deleted = connection.execute(delete(JOBS).where(JOBS.c.day < cutoff)).rowcount
         for table in (DAILY, PRS, BUCKETS):
             connection.execute(delete(table).where(table.c.day < cutoff))
+        midnight = datetime.combine(cutoff, time.min, tzinfo=UTC)
+        connection.execute(delete(COMMITS).where(COMMITS.c.last_activity_at < midnight))
     return int(deleted or 0)

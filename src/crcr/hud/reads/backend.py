@@ -1,7 +1,7 @@
 """A backend's page: figures from the rollups and a commit-by-job matrix from the rows.
 
-The matrix reads only the backend's rows in the window (index on repo, activity time),
-one page of commits at a time.
+Commits are listed from `hud_commits` (index on repo, last activity), then only the jobs
+of the page's commits are read.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from crcr.hud.queries import (
 from crcr.hud.reads.records import job_record
 from crcr.hud.reads.window import (
     BACKENDS,
+    COMMITS,
     DAILY,
     JOBS,
     PRS,
@@ -57,19 +58,17 @@ def read_backend_page(
         if backend is None:
             return None
         stats = _stats(connection, repo, days[0], days[-1], event_type)
-        commits = select(
-            JOBS.c.pr_number,
-            JOBS.c.head_sha,
-            func.max(JOBS.c.activity_at).label("last_activity"),
-        ).where(JOBS.c.downstream_repo == repo, JOBS.c.activity_at >= day_start(days[0]))
+        commits = select(COMMITS.c.pr_number, COMMITS.c.head_sha, COMMITS.c.last_activity_at).where(
+            COMMITS.c.downstream_repo == repo,
+            COMMITS.c.last_activity_at >= day_start(days[0]),
+        )
         if event_type is not None:
-            commits = commits.where(JOBS.c.event_type == event_type)
-        commits = commits.group_by(JOBS.c.pr_number, JOBS.c.head_sha)
+            commits = commits.where(COMMITS.c.event_type == event_type)
         total_rows = connection.execute(
             select(func.count()).select_from(commits.subquery())
         ).scalar_one()
         listed = connection.execute(
-            commits.order_by(func.max(JOBS.c.activity_at).desc(), JOBS.c.pr_number.desc())
+            commits.order_by(COMMITS.c.last_activity_at.desc(), COMMITS.c.pr_number.desc())
             .limit(per_page)
             .offset((page - 1) * per_page)
         ).all()
