@@ -100,6 +100,24 @@ def _merge(total: RollupChange, change: RollupChange) -> None:
         total.buckets[bucket_key] = total.buckets.get(bucket_key, 0) + n
 
 
+def _insert_jobs(engine: Engine, batch: list[dict[str, Any]]) -> None:
+    """One batch of job rows: COPY on PostgreSQL, executemany on SQLite."""
+    if engine.dialect.name != "postgresql":
+        with engine.begin() as connection:
+            connection.execute(insert(JOBS), batch)
+        return
+    columns = list(batch[0])
+    raw = engine.raw_connection()
+    try:
+        statement = f"COPY hud_jobs ({', '.join(columns)}) FROM STDIN"
+        with raw.cursor() as cursor, cursor.copy(statement) as copy:  # type: ignore[attr-defined]
+            for row in batch:
+                copy.write_row([row[name] for name in columns])
+        raw.commit()
+    finally:
+        raw.close()
+
+
 def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime) -> float:
     """Insert rows in batches plus their rollups; returns seconds taken."""
     started = time.perf_counter()
@@ -109,18 +127,25 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
         batch.append(row)
         _merge(rollups, rollup_change(None, row_facts(row)))
         if len(batch) == BATCH:
-            with engine.begin() as connection:
-                connection.execute(insert(JOBS), batch)
+            _insert_jobs(engine, batch)
             batch = []
+    if batch:
+        _insert_jobs(engine, batch)
     with write_transaction(engine) as connection:
-        if batch:
-            connection.execute(insert(JOBS), batch)
         apply_rollup_change(connection, rollups)
         connection.execute(
             text(
                 "INSERT INTO hud_backends (repo, level, first_seen_at, last_run_at) "
                 "SELECT downstream_repo, 'L3', MIN(activity_at), MAX(activity_at) "
                 "FROM hud_jobs GROUP BY downstream_repo"
+            )
+        )
+        connection.execute(
+            text(
+                "INSERT INTO hud_commits (downstream_repo, pr_number, head_sha, event_type, "
+                "jobs, last_activity_at) SELECT downstream_repo, pr_number, head_sha, "
+                "MAX(event_type), COUNT(*), MAX(activity_at) FROM hud_jobs "
+                "GROUP BY downstream_repo, pr_number, head_sha"
             )
         )
     with engine.begin() as connection:
