@@ -28,9 +28,10 @@ from crcr.relay.check_publisher import CheckPublisher
 from crcr.relay.signature import sign_body
 from crcr.relay.sweeper import SweepReport
 from crcr.runtime import Runtime, open_runtime
+from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.sandbox.webhooks import pull_request_event, push_event
 from crcr.settings import Settings, load_settings
 
@@ -202,12 +203,20 @@ def relay_settings(tmp_path: Path, sandbox: SandboxGitHub) -> Settings:
     )
 
 
+@pytest.fixture(scope="session")
+def sandbox_app() -> SandboxApp:
+    """One App key for the session: generating RSA keys is most of a scenario's setup."""
+    return SandboxApp.generate()
+
+
 @pytest.fixture
-async def world(opener: StoreOpener, tmp_path: Path) -> AsyncIterator[World]:
+async def world(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> AsyncIterator[World]:
     """A relay app on a fresh store, GitHub and the OIDC issuer served by the sandbox."""
-    sandbox = SandboxGitHub()
+    sandbox = SandboxGitHub(app=sandbox_app)
     sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
-    issuer = SandboxIssuer(ISSUER_URL)
+    issuer = SandboxIssuer(ISSUER_URL, key=signing_key)
     settings = relay_settings(tmp_path, sandbox)
     store = await opener.open()
     github = GitHubClient(

@@ -26,7 +26,8 @@ from tests.relay.checks_harness import (
 
 from crcr.relay.job_state import JobKey
 
-opener, world = callback_harness.opener, checks_harness.world
+opener, signing_key = callback_harness.opener, callback_harness.signing_key
+sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
 
 L4_TEST = f"crcr/{L4_REPO}/ci/test"
 L3_TEST = f"crcr/{L3_REPO}/ci/test"
@@ -234,9 +235,7 @@ async def test_a_github_502_is_retried_from_the_queue_and_created_exactly_once(
     world: World,
 ) -> None:
     world.checks.inline_grace = 0.0  # the queue may take the item on the next pass
-    world.sandbox.inject_fault(
-        f"/repos/{UPSTREAM}/check-runs", method="POST", status=502, times=1
-    )
+    world.sandbox.inject_fault(f"/repos/{UPSTREAM}/check-runs", method="POST", status=502, times=1)
     delivery = await world.pull_request("opened")
 
     answer = await world.report(L4_REPO, delivery, "in_progress")
