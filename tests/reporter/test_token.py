@@ -168,8 +168,25 @@ async def test_buildkite_asks_the_agent_with_our_audience_and_a_short_lifetime(
         "pytorch-cross-repo-ci-relay",
         "--lifetime",
         "300",
+        "--claim",
+        "organization_id,pipeline_id",
     ]
     assert (tmp_path / "job").read_text().strip() == env["BUILDKITE_JOB_ID"]
+
+
+async def test_an_agent_too_old_for_optional_claims_is_asked_without_them(
+    tmp_path: Path,
+) -> None:
+    env = install_agent(
+        tmp_path,
+        f"""        case "$*" in
+          *--claim*) echo "flag provided but not defined: -claim" >&2; exit 1 ;;
+        esac
+        echo {BUILDKITE_TOKEN}
+        """,
+    )
+    token = await mint_buildkite_token(env, DEFAULT_AUDIENCE, policy=FAST, sleep=no_sleep)
+    assert token == BUILDKITE_TOKEN
 
 
 async def test_a_failing_agent_reports_its_complaint_but_not_its_output(tmp_path: Path) -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 import typer
 
-from crcr.relay.sweeper import SweepReport
 from crcr.settings import Settings, SettingsError
 from crcr.stores.state import StateStoreUnavailable
+
+if TYPE_CHECKING:  # the relay is imported only when `crcr sweep` runs: `crcr report` starts fast
+    from crcr.relay.sweeper import SweepReport
 
 
 def register(app: typer.Typer) -> None:

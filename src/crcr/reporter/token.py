@@ -110,10 +110,15 @@ async def mint_buildkite_token(
         "--lifetime",
         str(BUILDKITE_TOKEN_LIFETIME),
     ]
+    # The relay maps pipelines by `organization_id/pipeline_id` (SPEC §2); those claims
+    # are optional and must be asked for. Agents too old to know `--claim` refuse the
+    # flag, and then the token carries the slugs, which the relay also maps.
+    claims = ["--claim", "organization_id,pipeline_id"]
     problem = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
         process = await asyncio.create_subprocess_exec(
             *command,
+            *claims,
             env=dict(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
@@ -127,6 +132,9 @@ async def mint_buildkite_token(
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
         reason = lines[-1] if lines else "no token on stdout"
         problem = f"buildkite-agent exited {process.returncode}: {reason}"
+        if claims and "claim" in reason:
+            claims = []
+            continue
         if attempt < policy.attempts:
             await sleep(policy.delay(attempt))
     raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
