@@ -90,5 +90,8 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 
 def create_app_from_environment() -> FastAPI:
-    """Factory for uvicorn (`crcr serve`): settings from the environment."""
+    """Factory for uvicorn (`crcr serve`): settings from the environment, JSON logs."""
+    from crcr.log_format import configure_json_logging
+
+    configure_json_logging()
     return create_app(load_settings())

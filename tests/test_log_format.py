@@ -1,0 +1,33 @@
+"""Logs are JSON lines that carry their context and never a secret-named field."""
+
+import json
+import logging
+
+from crcr.log_format import JsonFormatter
+
+
+def record(**extra: object) -> logging.LogRecord:
+    entry = logging.makeLogRecord({"msg": "dispatch %s", "args": ("queued",), "levelno": 30})
+    entry.levelname = "WARNING"
+    entry.name = "crcr.relay.fanout"
+    for name, value in extra.items():
+        setattr(entry, name, value)
+    return entry
+
+
+def test_a_record_becomes_one_json_object_with_its_context() -> None:
+    line = JsonFormatter().format(record(delivery_id="d-1", repo="org/repo"))
+    entry = json.loads(line)
+    assert entry["message"] == "dispatch queued"
+    assert entry["level"] == "warning"
+    assert entry["logger"] == "crcr.relay.fanout"
+    assert entry["delivery_id"] == "d-1"
+    assert entry["repo"] == "org/repo"
+    assert "\n" not in line
+
+
+def test_fields_named_like_secrets_are_masked() -> None:
+    line = JsonFormatter().format(record(installation_token="ghs_abc", webhook_secret="s3"))
+    assert "ghs_abc" not in line
+    assert "s3" not in line
+    assert json.loads(line)["installation_token"] == "**********"
