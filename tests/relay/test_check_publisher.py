@@ -9,6 +9,8 @@ exactly one check run per transition.
 from __future__ import annotations
 
 import asyncio
+import time
+from collections.abc import Callable
 
 from tests.relay import callback_harness, checks_harness
 from tests.relay.checks_harness import (
@@ -259,3 +261,41 @@ async def test_an_inline_success_leaves_the_queue_nothing_to_create(world: World
 
     assert report.handled["checks"] == {"done": 1}
     assert len(world.check_runs(L4_TEST)) == 1
+
+
+async def test_an_in_progress_item_retried_after_completion_is_skipped(world: World) -> None:
+    world.checks.inline_grace = 0.0
+    world.sandbox.inject_fault(f"/repos/{UPSTREAM}/check-runs", method="POST", status=502, times=1)
+    delivery = await world.pull_request("opened")
+    await world.report(L4_REPO, delivery, "in_progress")  # its check run fails inline
+    await world.report(L4_REPO, delivery, "completed", "success")
+
+    await world.settle()
+
+    [only] = world.check_runs(L4_TEST)
+    assert (only["status"], only["conclusion"]) == ("completed", "success")
+
+
+async def test_an_in_progress_check_run_landing_after_completion_is_superseded_again(
+    world: World,
+) -> None:
+    slow = world.sandbox.inject_fault(
+        f"/repos/{UPSTREAM}/check-runs", method="POST", latency=0.3, times=1
+    )
+    delivery = await world.pull_request("opened")
+    starting = asyncio.create_task(world.report(L4_REPO, delivery, "in_progress"))
+    await until(lambda: slow.applied == 1)
+    await world.report(L4_REPO, delivery, "completed", "failure")
+    await starting
+    assert [r["status"] for r in world.check_runs(L4_TEST)] == ["completed", "in_progress"]
+
+    await world.settle()
+
+    assert world.latest(L4_TEST)["conclusion"] == "failure"
+
+
+async def until(condition: Callable[[], bool], within: float = 5.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
