@@ -338,7 +338,7 @@ async def test_a_device_label_is_recorded_for_that_devices_l3_backends(
 
 
 async def test_faults_end_with_one_dispatch_per_deliverable_repo(
-    relay: Relay, sandbox: SandboxGitHub
+    relay: Relay, sandbox: SandboxGitHub, caplog: pytest.LogCaptureFixture
 ) -> None:
     sandbox.inject_fault("*/dispatches", repo="org/report", status=502, times=3)
     sandbox.inject_fault("*/dispatches", repo="org/xpu-backend", hang=5.0, times=3)
@@ -353,6 +353,9 @@ async def test_faults_end_with_one_dispatch_per_deliverable_repo(
     assert results == {"org/report": "queued", "org/xpu-backend": "queued", "org/notify": "failed"}
     notify = await relay.runtime.store.get_dispatch("f", "org/notify")
     assert notify is not None and notify["status"] == "failed"
+    logged = {(r.__dict__.get("delivery_id"), r.__dict__.get("repo")) for r in caplog.records}
+    assert {("f", "org/report"), ("f", "org/notify")} <= logged
+    assert not any("ghs_" in r.getMessage() for r in caplog.records)
 
     report = await relay.runtime.sweeper.sweep_once()
 
