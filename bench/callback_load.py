@@ -1,0 +1,225 @@
+"""The callback benchmark's workload and its load generator (run as a separate process).
+
+The workload is deterministic, so the orchestrator (`bench.callbacks`) can write the
+dispatch records that the generator's callbacks will be bound to: job `n` is reported
+by repo `n % R` for delivery `(n // R) % D`, with a job name that makes it distinct.
+
+The generator speaks HTTP/1.1 over asyncio streams on keep-alive connections, one per
+concurrent client: a full HTTP client library costs more CPU per request than the relay
+work being measured, and here both share the same two cores.
+
+Run by `bench.callbacks`: `python -m bench.callback_load PLAN.json`, then it prints
+`ready`, waits for a line on stdin, runs, and prints one JSON line of results.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import time
+import uuid
+from collections import Counter
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import uvloop
+
+from crcr.sandbox.webhooks import pull_request_event
+
+UPSTREAM = "pytorch/pytorch"
+DELIVERY_NAMESPACE = uuid.UUID("6f1c2a52-0d7e-4c59-9a43-5d1b7f3b1e01")
+FIRST_PR = 10_000
+FIRST_RUN_ID = 7_000_000_000
+
+
+def bench_repos(count: int) -> list[str]:
+    """The L2 repositories that report (several orgs, as on a real allowlist)."""
+    return [f"bench-org{i % 10}/backend-{i}" for i in range(count)]
+
+
+def delivery_id(index: int) -> str:
+    """GitHub delivery ids are UUIDs."""
+    return str(uuid.uuid5(DELIVERY_NAMESPACE, str(index)))
+
+
+@cache
+def delivery_event(index: int) -> dict[str, Any]:
+    """The upstream pull_request event of delivery `index` (~26 KB of JSON)."""
+    return pull_request_event("opened", repo=UPSTREAM, number=FIRST_PR + index)
+
+
+@dataclass(frozen=True)
+class Job:
+    """One downstream job: who runs it, for which dispatch, under which run id."""
+
+    repo: str
+    delivery: int
+    job_name: str
+    run_id: str
+
+
+def job(n: int, repos: list[str], deliveries: int) -> Job:
+    """The `n`th job of the workload."""
+    repo_count = len(repos)
+    return Job(
+        repo=repos[n % repo_count],
+        delivery=(n // repo_count) % deliveries,
+        job_name=f"test-shard-{n // (repo_count * deliveries)}",
+        run_id=str(FIRST_RUN_ID + n),
+    )
+
+
+@cache
+def _encoded_payload(index: int) -> bytes:
+    return json.dumps(delivery_event(index)).encode()
+
+
+def callback_body(work: Job, status: str) -> bytes:
+    """The body the reporter sends: the echoed client payload plus `workflow`."""
+    workflow = {
+        "schema_version": "1",
+        "status": status,
+        "conclusion": "success" if status == "completed" else None,
+        "name": "crcr",
+        "url": f"https://github.com/{work.repo}/actions/runs/{work.run_id}",
+        "run_id": work.run_id,
+        "run_attempt": "1",
+        "job_name": work.job_name,
+        "check_run_id": str(int(work.run_id) * 10),
+        "started_at": "2026-01-15T09:00:00Z",
+        "completed_at": "2026-01-15T09:20:00Z" if status == "completed" else None,
+        "test_results": {"passed": 1200, "failed": 0, "skipped": 30}
+        if status == "completed"
+        else None,
+        "artifact_url": None,
+    }
+    head = json.dumps({"event_type": "pull_request", "delivery_id": delivery_id(work.delivery)})
+    return b"".join(
+        (
+            head[:-1].encode(),
+            b', "payload": ',
+            _encoded_payload(work.delivery),
+            b', "workflow": ',
+            json.dumps(workflow).encode(),
+            b"}",
+        )
+    )
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What one generator run does (written by the orchestrator as JSON)."""
+
+    host: str
+    port: int
+    concurrency: int
+    seconds: float
+    first_job: int
+    repos: int
+    deliveries: int
+    tokens: dict[str, list[str]]
+
+
+class Connection:
+    """One keep-alive HTTP/1.1 connection; a request is written whole, then answered."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    async def post(self, head: bytes, body: bytes) -> tuple[int, bytes]:
+        self.writer.write(head + body)
+        header_block = await self.reader.readuntil(b"\r\n\r\n")
+        lines = header_block.split(b"\r\n")
+        status = int(lines[0].split(b" ", 2)[1])
+        length = 0
+        for line in lines[1:]:
+            name, _, value = line.partition(b":")
+            if name.strip().lower() == b"content-length":
+                length = int(value)
+        return status, await self.reader.readexactly(length)
+
+
+class Generator:
+    """Runs `plan.concurrency` clients, each sending in_progress then completed per job."""
+
+    def __init__(self, plan: Plan) -> None:
+        self.plan = plan
+        self.repos = bench_repos(plan.repos)
+        self.next_job = plan.first_job
+        self.latencies: list[float] = []
+        self.statuses: Counter[str] = Counter()
+        self.failures: list[str] = []
+        self.token_turn: Counter[str] = Counter()
+
+    def _head(self, repo: str, length: int) -> bytes:
+        tokens = self.plan.tokens[repo]
+        token = tokens[self.token_turn[repo] % len(tokens)]
+        self.token_turn[repo] += 1
+        return (
+            f"POST /github/callback HTTP/1.1\r\nHost: {self.plan.host}:{self.plan.port}\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
+            f"User-Agent: crcr-bench\r\nContent-Length: {length}\r\n\r\n"
+        ).encode()
+
+    async def _client(self, deadline: float) -> None:
+        reader, writer = await asyncio.open_connection(self.plan.host, self.plan.port)
+        connection = Connection(reader, writer)
+        try:
+            while time.perf_counter() < deadline:
+                work = job(self.next_job, self.repos, self.plan.deliveries)
+                self.next_job += 1
+                for status in ("in_progress", "completed"):
+                    body = callback_body(work, status)
+                    started = time.perf_counter()
+                    code, answer = await connection.post(self._head(work.repo, len(body)), body)
+                    self.latencies.append(time.perf_counter() - started)
+                    outcome = f"{code} {_status_word(answer)}"
+                    self.statuses[outcome] += 1
+                    if outcome != "200 accepted" and len(self.failures) < 5:
+                        self.failures.append(f"{outcome}: {answer[:200]!r}")
+        finally:
+            writer.close()
+
+    async def run(self) -> dict[str, Any]:
+        cpu = os.times()
+        started = time.perf_counter()
+        deadline = started + self.plan.seconds
+        await asyncio.gather(*(self._client(deadline) for _ in range(self.plan.concurrency)))
+        elapsed = time.perf_counter() - started
+        used = os.times()
+        return {
+            "elapsed": elapsed,
+            "requests": len(self.latencies),
+            "jobs": self.next_job - self.plan.first_job,
+            "latencies": self.latencies,
+            "statuses": dict(self.statuses),
+            "failures": self.failures,
+            "cpu_seconds": (used.user - cpu.user) + (used.system - cpu.system),
+        }
+
+
+def _status_word(answer: bytes) -> str:
+    try:
+        return str(json.loads(answer).get("status") or "error")
+    except ValueError:
+        return "unparsable"
+
+
+def main() -> None:
+    plan = Plan(**json.loads(Path(sys.argv[1]).read_text()))
+    generator = Generator(plan)
+    for index in range(plan.deliveries):  # encode every echoed payload before the clock starts
+        _encoded_payload(index)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    result = uvloop.run(generator.run())
+    print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

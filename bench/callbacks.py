@@ -1,0 +1,383 @@
+"""Callback throughput, latency and CPU per callback, with the load generator on the same cores.
+
+Run: `python -m bench.callbacks [--concurrency 1 16 64] [--seconds 10] [--workers 1 2]`.
+
+The relay runs as `crcr serve` would (uvicorn, N worker processes, Redis state shared by
+the workers, the in-process SQLite HUD in WAL) on loopback. This process serves the
+sandbox OIDC issuer in a thread (its JWKS is fetched once per worker), writes the
+dispatch records through the real store API, and mints the tokens before the clock
+starts: minting is the downstream's cost. The load generator (`bench.callback_load`)
+is a separate process sending realistic in_progress-then-completed callbacks (the
+echoed pull_request payload is ~26 KB) for distinct jobs.
+
+CPU is read from /proc: the relay's processes (uvicorn's supervisor and workers), the
+generator's own `os.times`, Redis's `INFO cpu`, and the whole machine's /proc/stat, so
+the share used by anything else on the machine shows too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import redis
+import uvicorn
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from starlette.applications import Starlette
+from starlette.routing import Mount
+
+from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id
+from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.stores.redis_state import RedisStateStore
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
+AUDIENCE = "pytorch-cross-repo-ci-relay"
+TICKS = os.sysconf("SC_CLK_TCK")
+TOKEN_LIFETIME = 3 * 3600
+PY_SPY = str(Path(sys.executable).with_name("py-spy"))
+
+
+@contextmanager
+def serve_in_thread(app: Any) -> Iterator[str]:
+    """Serve an ASGI app on a free loopback port in a thread; yield its base URL."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not (server.started and server.servers):
+        if time.monotonic() > deadline:
+            raise RuntimeError("issuer did not start")
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def app_key_pem() -> str:
+    """A GitHub App key for settings validation; no GitHub call happens in this bench."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    ).decode()
+
+
+def process_tree(root: int) -> list[int]:
+    """`root` and its descendants (uvicorn's supervisor and its worker processes)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        children.setdefault(ppid, []).append(int(entry.name))
+    found, pending = [], [root]
+    while pending:
+        pid = pending.pop()
+        found.append(pid)
+        pending.extend(children.get(pid, []))
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / TICKS
+
+
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine spent not idle (all cores)."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]
+    return (sum(fields[:8]) - idle) / TICKS
+
+
+def redis_cpu_seconds(client: redis.Redis) -> float:
+    info: dict[str, Any] = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+@dataclass
+class Relay:
+    """A running relay and what the load generator needs to reach it."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    tokens: dict[str, list[str]]
+
+    def pids(self) -> list[int]:
+        return process_tree(self.process.pid)
+
+
+async def write_dispatch_records(redis_url: str, repos: list[str], deliveries: int) -> None:
+    """One record per (delivery, repo), as the webhook's fan-out writes them."""
+    store = RedisStateStore.from_url(redis_url)
+    try:
+        for index in range(deliveries):
+            event = delivery_event(index)
+            context = UpstreamContext(
+                UPSTREAM, "pull_request", event["pull_request"]["head"]["sha"], event["number"]
+            )
+            records = {
+                repo: DispatchRecord(
+                    delivery_id(index), repo, DispatchStatus.DISPATCHED, context, time.time()
+                ).to_store()
+                for repo in repos
+            }
+            await store.put_dispatches(delivery_id(index), records, 24 * 3600)
+    finally:
+        await store.close()
+
+
+def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"relay exited with {process.returncode}")
+        try:
+            if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError("relay did not become ready")
+
+
+@contextmanager
+def running_relay(args: argparse.Namespace, workers: int) -> Iterator[Relay]:
+    """Issuer, allowlist, dispatch records, tokens and `crcr serve` on a fresh Redis db."""
+    repos = bench_repos(args.repos)
+    flush = redis.Redis.from_url(args.redis_url)
+    flush.flushdb()
+    issuer = SandboxIssuer("http://127.0.0.1:0/oidc")  # the real URL is known once serving
+    with (
+        tempfile.TemporaryDirectory(prefix="crcr-bench-") as tmp,
+        serve_in_thread(Starlette(routes=[Mount("/oidc", routes=issuer.routes())])) as issuer_base,
+    ):
+        issuer.issuer = f"{issuer_base}/oidc"
+        allowlist = Path(tmp) / "allowlist.yaml"
+        allowlist.write_text("L2:\n" + "".join(f"  - {repo}\n" for repo in repos))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("CRCR_")}
+        env.update(
+            CRCR_REDIS_URL=args.redis_url,
+            CRCR_DATA_DIR=str(Path(tmp) / "data"),
+            CRCR_ALLOWLIST=str(allowlist),
+            CRCR_OIDC_ISSUERS=json.dumps([{"issuer": issuer.issuer, "kind": "github"}]),
+            CRCR_OIDC_AUDIENCE=AUDIENCE,
+            CRCR_WEBHOOK_SECRET="bench-secret",
+            CRCR_GITHUB_APP_ID="1",
+            CRCR_GITHUB_APP_PRIVATE_KEY=app_key_pem(),
+            CRCR_GITHUB_API_URL="http://127.0.0.1:9",
+            # Spread over --repos repositories; the default 100/min/repo would cap the run.
+            CRCR_RATE_LIMIT_PER_MIN=str(args.rate_limit),
+        )
+        asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries))
+        expires = int(time.time()) + TOKEN_LIFETIME
+        tokens = {
+            repo: [
+                issuer.mint_actions_token(repo, audience=AUDIENCE, exp=expires)
+                for _ in range(args.tokens_per_repo)
+            ]
+            for repo in repos
+        }
+        port = free_port()
+        command = [sys.executable, "-m", "crcr.cli", "serve", "--port", str(port)]
+        command += ["--workers", str(workers), *args.serve_option]
+        log_path = Path(tmp) / "relay.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_ready(f"http://127.0.0.1:{port}", process)
+            time.sleep(0.5 * workers)  # every worker up, not just the first
+            yield Relay(process, port, tokens)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            tail = log_path.read_text(errors="replace").splitlines()[-20:]
+            if any("Traceback" in line or "ERROR" in line for line in tail):
+                print("relay log tail:\n" + "\n".join(tail), file=sys.stderr)
+    flush.flushdb()
+    flush.close()
+
+
+def py_spy(output: str, pid: int, seconds: float) -> subprocess.Popen[bytes]:
+    """Sample `pid` while it holds the GIL (its Python CPU time) for `seconds`."""
+    command = [PY_SPY, "record", "--pid", str(pid), "--duration", str(int(seconds))]
+    command += ["--rate", "250", "--gil", "--nonblocking", "--format", "raw", "--output", output]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def run_load(
+    relay: Relay, args: argparse.Namespace, concurrency: int, seconds: float, first_job: int
+) -> dict[str, Any]:
+    """One generator run; returns its results plus the CPU each party used meanwhile."""
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as plan_file:
+        json.dump(
+            {
+                "host": "127.0.0.1",
+                "port": relay.port,
+                "concurrency": concurrency,
+                "seconds": seconds,
+                "first_job": first_job,
+                "repos": args.repos,
+                "deliveries": args.deliveries,
+                "tokens": relay.tokens,
+            },
+            plan_file,
+        )
+    generator = subprocess.Popen(
+        [sys.executable, "-m", "bench.callback_load", plan_file.name],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert generator.stdin is not None and generator.stdout is not None
+    try:
+        if generator.stdout.readline().strip() != "ready":
+            raise RuntimeError("load generator failed to start")
+        counters = redis.Redis.from_url(args.redis_url)
+        pids = relay.pids()
+        before = (cpu_seconds(pids), redis_cpu_seconds(counters), machine_busy_seconds())
+        generator.stdin.write("go\n")
+        generator.stdin.flush()
+        profiled = [
+            pid
+            for pid in (pids if args.py_spy and seconds == args.seconds else [])
+            if pid != relay.process.pid or len(pids) == 1  # the workers, not the supervisor
+        ]
+        profilers = [
+            py_spy(f"{args.py_spy}.w{len(pids)}.c{concurrency}.{pid}", pid, seconds)
+            for pid in profiled
+        ]
+        result: dict[str, Any] = json.loads(generator.stdout.readline())
+        for profiler in profilers:
+            profiler.wait(timeout=60)
+        after = (cpu_seconds(pids), redis_cpu_seconds(counters), machine_busy_seconds())
+        counters.close()
+    finally:
+        generator.wait(timeout=60)
+        os.unlink(plan_file.name)
+    result["relay_cpu"], result["redis_cpu"], result["machine_cpu"] = (
+        a - b for a, b in zip(after, before, strict=True)
+    )
+    return result
+
+
+def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[str, Any]:
+    ordered = sorted(result["latencies"])
+    requests = result["requests"]
+    accepted = result["statuses"].get("200 accepted", 0)
+    per = 1000 / max(1, requests)
+    relay_ms = result["relay_cpu"] * per
+    generator_ms = result["cpu_seconds"] * per
+    redis_ms = result["redis_cpu"] * per
+    other_ms = result["machine_cpu"] * per - relay_ms - generator_ms - redis_ms
+    return {
+        "workers": workers,
+        "concurrency": concurrency,
+        "rate": requests / result["elapsed"],
+        "p50_ms": percentile(ordered, 0.50) * 1000,
+        "p99_ms": percentile(ordered, 0.99) * 1000,
+        "relay_ms": relay_ms,
+        "generator_ms": generator_ms,
+        "redis_ms": redis_ms,
+        "other_ms": other_ms,
+        "accepted": accepted,
+        "requests": requests,
+        "statuses": result["statuses"],
+        "failures": result["failures"],
+    }
+
+
+HEADER = (
+    "| workers | concurrency | callbacks/s | p50 ms | p99 ms | relay CPU ms/cb "
+    "| generator ms/cb | Redis ms/cb | rest of machine ms/cb |\n"
+    "|---|---|---|---|---|---|---|---|---|"
+)
+
+
+def row(s: dict[str, Any]) -> str:
+    return (
+        f"| {s['workers']} | {s['concurrency']} | {s['rate']:,.0f} | {s['p50_ms']:.1f} "
+        f"| {s['p99_ms']:.1f} | {s['relay_ms']:.2f} | {s['generator_ms']:.2f} "
+        f"| {s['redis_ms']:.2f} | {s['other_ms']:.2f} |"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
+    parser.add_argument("--seconds", type=float, default=10.0)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1])
+    parser.add_argument("--repos", type=int, default=50, help="L2 repositories reporting")
+    parser.add_argument("--deliveries", type=int, default=200, help="dispatched PR events")
+    parser.add_argument("--tokens-per-repo", type=int, default=10)
+    parser.add_argument("--rate-limit", type=int, default=1_000_000, help="per repo per minute")
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not measured")
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL, help="flushed before and after")
+    parser.add_argument(
+        "--serve-option", action="append", default=[], help="extra `crcr serve` option"
+    )
+    parser.add_argument("--py-spy", help="profile each measured run's workers to PREFIX.*")
+    parser.add_argument("--json", type=Path, help="also write the summaries here")
+    args = parser.parse_args()
+
+    summaries = []
+    print(HEADER, flush=True)
+    for workers in args.workers:
+        with running_relay(args, workers) as relay:
+            next_job = 0
+            warm = run_load(relay, args, 8 * workers, args.warmup, next_job)
+            next_job += warm["jobs"]
+            for concurrency in args.concurrency:
+                result = run_load(relay, args, concurrency, args.seconds, next_job)
+                next_job += result["jobs"]
+                summary = summarise(workers, concurrency, result)
+                summaries.append(summary)
+                print(row(summary), flush=True)
+                if summary["accepted"] != summary["requests"]:
+                    print(f"  not all accepted: {summary['statuses']} {summary['failures']}")
+    if args.json:
+        args.json.write_text(json.dumps(summaries, indent=2))
+
+
+if __name__ == "__main__":
+    main()
