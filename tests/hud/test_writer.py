@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -11,7 +12,7 @@ from tests.hud.hud_bodies import completed, our_body, reference_body
 
 from crcr.hud.ingest import HudIngestor, parse_result_body
 from crcr.hud.models import DailyPr, DailyRollup, Job, LatencyBucket
-from crcr.hud.writer import purge_older_than, write_report
+from crcr.hud.writer import purge_older_than, write_report, write_reports
 
 DAY1 = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 DAY2 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
@@ -159,3 +160,39 @@ async def test_concurrent_first_callbacks_of_one_job_write_one_row(engine: Engin
 
     assert sorted(o.outcome for o in outcomes) == ["created"] + ["unchanged"] * 7
     assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 1
+
+
+def test_a_batch_is_written_as_its_reports_would_be_one_by_one(engine: Engine) -> None:
+    first, other = our_body(), our_body(delivery_id="delivery-2")
+    reports = [(parse_result_body(b), DAY1) for b in (first, other, completed(first, "success"))]
+
+    outcomes = write_reports(engine, reports)
+
+    assert outcomes == ["created", "created", "updated"]
+    assert [(job.delivery_id, job.conclusion) for job in jobs(engine)] == [
+        ("delivery-1", "success"),
+        ("delivery-2", None),
+    ]
+    assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 2
+
+
+def test_a_report_that_cannot_be_stored_fails_alone_in_its_batch(engine: Engine) -> None:
+    broken = dataclasses.replace(parse_result_body(our_body()), started_at=object())  # type: ignore[arg-type]
+    fine = parse_result_body(our_body(delivery_id="delivery-2"))
+
+    outcomes = write_reports(engine, [(broken, DAY1), (fine, DAY1)])
+
+    assert isinstance(outcomes[0], Exception)
+    assert outcomes[1] == "created"
+    assert [job.delivery_id for job in jobs(engine)] == ["delivery-2"]
+
+
+async def test_concurrent_ingests_of_many_jobs_are_grouped_and_all_stored(engine: Engine) -> None:
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, max_batch=8)
+    bodies = [our_body(delivery_id=f"delivery-{n}") for n in range(40)]
+
+    outcomes = await asyncio.gather(*(ingestor.ingest(body) for body in bodies))
+
+    assert [o.outcome for o in outcomes] == ["created"] * 40
+    assert len(jobs(engine)) == 40
+    assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 40

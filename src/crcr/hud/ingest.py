@@ -12,6 +12,7 @@ in-process forwarding both call `ingest`, so both get the same checks and answer
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import re
 from collections.abc import Callable, Mapping
@@ -22,13 +23,14 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine
 
-from crcr.hud.writer import write_report
+from crcr.hud.writer import write_reports
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
 SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
 STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _WORD = re.compile(r"^[a-z_]{1,30}$")
+MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the writer
 
 
 class IngestRejected(Exception):
@@ -266,14 +268,53 @@ def parse_result_body(body: Any) -> JobReport:
 
 
 class HudIngestor:
-    """Validate and store results bodies; the write runs in a worker thread."""
+    """Validate and store results bodies; writes run in a worker thread, in batches.
 
-    def __init__(self, engine: Engine, clock: Callable[[], datetime] | None = None) -> None:
+    Under load, bodies that arrive while a batch is being written are written together
+    in the next transaction (a group commit): one thread hand-off and one commit for
+    many callbacks instead of one each, and no queue of threads contending for
+    SQLite's single writer. A lone body is written at once, as before.
+    """
+
+    def __init__(
+        self,
+        engine: Engine,
+        clock: Callable[[], datetime] | None = None,
+        *,
+        max_batch: int = MAX_BATCH,
+    ) -> None:
         self._engine = engine
         self._clock = clock or (lambda: datetime.now(UTC))
+        self._max_batch = max_batch
+        self._pending: list[tuple[JobReport, datetime, asyncio.Future[str]]] = []
+        self._writer: asyncio.Task[None] | None = None
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
         report = parse_result_body(body)
-        outcome = await to_thread.run_sync(write_report, self._engine, report, self._clock())
-        return IngestResult(outcome=outcome, job_key=report.job_key)
+        outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._pending.append((report, self._clock(), outcome))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write_pending())
+        # Shielded: a caller that stops waiting does not stop the write of its batch.
+        return IngestResult(outcome=await asyncio.shield(outcome), job_key=report.job_key)
+
+    async def _write_pending(self) -> None:
+        while self._pending:
+            batch = self._pending[: self._max_batch]
+            del self._pending[: self._max_batch]
+            reports = [(report, now) for report, now, _ in batch]
+            try:
+                results = await to_thread.run_sync(write_reports, self._engine, reports)
+            except BaseException as exc:  # the hand-off itself failed, or shutdown
+                for _, _, outcome in batch:
+                    if not outcome.done():
+                        outcome.set_exception(RuntimeError(f"HUD write interrupted: {exc!r}"))
+                raise
+            for (_, _, outcome), result in zip(batch, results, strict=True):
+                if outcome.done():
+                    continue
+                if isinstance(result, Exception):
+                    outcome.set_exception(result)
+                else:
+                    outcome.set_result(result)

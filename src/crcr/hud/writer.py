@@ -7,7 +7,7 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +49,36 @@ def write_report(engine: Engine, report: JobReport, now: datetime | None = None)
             if attempt == _INSERT_RACE_RETRIES - 1:
                 raise
     raise AssertionError("unreachable")
+
+
+def write_reports(
+    engine: Engine, reports: Sequence[tuple[JobReport, datetime]]
+) -> list[str | Exception]:
+    """Store several reports in one transaction; each gets its outcome or its exception.
+
+    One commit for many callbacks is what keeps the in-process HUD off the callback's
+    critical path under load. Reports are applied in job-key order (a job's reports
+    keep their order), so concurrent instances lock rows in the same order. If the
+    batch fails, each report is written on its own, so one bad report fails alone.
+    """
+    ordered = sorted(range(len(reports)), key=lambda i: reports[i][0].job_key)
+    if len(reports) > 1:
+        try:
+            outcomes: dict[int, str | Exception] = {}
+            with write_transaction(engine) as connection:
+                for index in ordered:
+                    report, now = reports[index]
+                    outcomes[index] = _write(connection, report, now)
+            return [outcomes[index] for index in range(len(reports))]
+        except Exception:  # noqa: S110 - retried one by one just below
+            pass
+    results: list[str | Exception] = []
+    for report, now in reports:
+        try:
+            results.append(write_report(engine, report, now))
+        except Exception as exc:
+            results.append(exc)
+    return results
 
 
 def _write(connection: Connection, report: JobReport, now: datetime) -> str:
