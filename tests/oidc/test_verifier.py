@@ -178,7 +178,9 @@ async def test_non_bearer_header_is_rejected(verifier: OidcVerifier) -> None:
     assert reason == "Authorization header is not a Bearer token"
 
 
-@pytest.mark.parametrize("garbage", ["not-a-jwt", "abc.def.ghi", "a.b", "e30.e30"])
+@pytest.mark.parametrize(
+    "garbage", ["not-a-jwt", "abc.def.ghi", "a.b", "e30.e30", "e30.e30.e30.e30", "W10.e30.sig"]
+)
 async def test_something_that_is_not_a_jwt_is_rejected(
     verifier: OidcVerifier, garbage: str
 ) -> None:
@@ -317,6 +319,25 @@ async def test_tampered_claims_break_the_signature(
     header, _, signature = genuine.split(".")
     spliced = ".".join([header, other.split(".")[1], signature])
     assert "signature" in await rejection(verifier, bearer(spliced))
+
+
+async def test_token_declaring_jws_extensions_is_rejected(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    claims = github.actions_claims("acme/backend", audience=AUDIENCE)
+    token = github.mint(claims, headers={"crit": ["exp"]})
+    assert "extensions" in await rejection(verifier, bearer(token))
+
+
+async def test_audience_list_must_include_this_relay(
+    verifier: OidcVerifier, github: SandboxIssuer
+) -> None:
+    both = github.mint_actions_token("acme/backend", audience=AUDIENCE, aud=["x", AUDIENCE])
+    assert (await verifier.verify(bearer(both))).repo == "acme/backend"
+    others = github.mint_actions_token("acme/backend", aud=["x", "y"])
+    assert "audience (aud)" in await rejection(verifier, bearer(others))
+    malformed = github.mint_actions_token("acme/backend", aud=[AUDIENCE, 7])
+    assert "audience (aud)" in await rejection(verifier, bearer(malformed))
 
 
 # --- Buildkite mapping -----------------------------------------------------------
