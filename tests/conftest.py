@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -47,3 +48,19 @@ def postgres_url() -> Iterator[str]:
     """SQLAlchemy URL of the real PostgreSQL test database."""
     require_service("PostgreSQL", "127.0.0.1", 5432)
     yield POSTGRES_URL
+
+
+@pytest.fixture
+def redis_namespace(redis_url: str) -> Iterator[str]:
+    """A key prefix of this test's own on the test Redis, deleted afterwards.
+
+    Synchronous on purpose: async fixtures reach it through `request.getfixturevalue`.
+    """
+    import redis
+
+    prefix = f"crcr:test-{uuid.uuid4().hex[:12]}:"
+    yield prefix
+    with redis.Redis.from_url(redis_url) as client:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=500))
+        if keys:
+            client.delete(*keys)

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import uuid
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,6 @@ from typing import Any
 
 import httpx
 import pytest
-import redis.asyncio as redis
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -122,16 +120,6 @@ class StandInHud:
         return next(iter(self.rows.values()))
 
 
-async def delete_namespace(url: str, prefix: str) -> None:
-    client = redis.from_url(url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=500)]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
-
-
 @dataclass
 class StoreOpener:
     """Opens the same store again, as a restarted relay would."""
@@ -155,9 +143,8 @@ async def opener(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         yield StoreOpener("sqlite", tmp_path / "state.db")
         return
     url: str = request.getfixturevalue("redis_url")
-    prefix = f"crcr:test-{uuid.uuid4().hex[:12]}:"
+    prefix: str = request.getfixturevalue("redis_namespace")
     yield StoreOpener("redis", tmp_path, url, prefix)
-    await delete_namespace(url, prefix)
 
 
 @pytest.fixture(scope="session")

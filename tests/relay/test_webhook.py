@@ -10,14 +10,15 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import redis.asyncio as redis
+from tests.relay import callback_harness
+from tests.relay.callback_harness import StoreOpener
 
 from crcr.app import create_app
 from crcr.github.client import GitHubClient
@@ -27,9 +28,6 @@ from crcr.runtime import Runtime, open_runtime
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.settings import load_settings
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
-from crcr.stores.state import StateStore
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "webhooks"
 SECRET = "webhook-secret-for-tests"
@@ -46,6 +44,7 @@ L4:
   - org/critical: oncall2
 """
 DOWNSTREAMS = ("org/notify", "org/report", "org/xpu-backend", "org/critical")
+opener = callback_harness.opener
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -88,36 +87,8 @@ def sandbox() -> SandboxGitHub:
     return github
 
 
-@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "sqlite"])
-async def open_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> AsyncIterator[Callable[[], Awaitable[StateStore]]]:
-    """Opens the same store again and again, as restarted relays would."""
-    if request.param == "sqlite":
-
-        async def open_sqlite() -> StateStore:
-            return await SqliteStateStore.open(tmp_path / "state.db")
-
-        yield open_sqlite
-        return
-    url: str = request.getfixturevalue("redis_url")
-    prefix = f"crcr:test-{uuid.uuid4().hex[:12]}:"
-
-    async def open_redis() -> StateStore:
-        return RedisStateStore.from_url(url, prefix=prefix)
-
-    yield open_redis
-    client = redis.from_url(url)
-    keys = [key async for key in client.scan_iter(match=f"{prefix}*")]
-    if keys:
-        await client.delete(*keys)
-    await client.aclose()
-
-
 @pytest.fixture
-def open_relay(
-    tmp_path: Path, sandbox: SandboxGitHub, open_store: Callable[[], Awaitable[StateStore]]
-) -> OpenRelay:
+def open_relay(tmp_path: Path, sandbox: SandboxGitHub, opener: StoreOpener) -> OpenRelay:
     allowlist = tmp_path / "allowlist.yaml"
     allowlist.write_text(ALLOWLIST)
     settings = load_settings(
@@ -132,7 +103,7 @@ def open_relay(
 
     @asynccontextmanager
     async def running() -> AsyncIterator[Relay]:
-        store = await open_store()
+        store = await opener.open()
         github = GitHubClient(
             SANDBOX,
             sandbox.app.app_id,
@@ -144,10 +115,10 @@ def open_relay(
             transport=httpx.ASGITransport(app=create_sandbox_app(sandbox)),
         )
 
-        async def opener(s: Any) -> Runtime:
+        async def bound_runtime(s: Any) -> Runtime:
             return await open_runtime(s, store=store, github=github)
 
-        app = create_app(settings, runtime=opener, background=False)
+        app = create_app(settings, runtime=bound_runtime, background=False)
         try:
             async with (
                 app.router.lifespan_context(app),
