@@ -172,6 +172,17 @@ async def test_l3_label_after_completion_creates_the_completed_check_run(world: 
     assert "@xpu-oncall" in comment["body"]
 
 
+async def test_a_second_label_event_creates_nothing_new(world: World) -> None:
+    delivery = await world.pull_request("opened")
+    await world.report(L3_REPO, delivery, "in_progress")
+    await world.label()
+
+    await world.label()
+    await world.settle()
+
+    assert len(world.check_runs(L3_TEST)) == 1
+
+
 async def test_a_label_on_another_commit_backfills_nothing(world: World) -> None:
     delivery = await world.pull_request("opened")
     await world.report(L3_REPO, delivery, "in_progress")
