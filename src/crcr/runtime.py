@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import httpx
 
@@ -134,13 +134,8 @@ async def open_runtime(
         commit_exists=github.commit_exists,
         on_accepted=[checks.on_accepted],
     )
-    redelivery = FanOut(
-        store=store,
-        send=_sender(github, None),
-        is_permanent=is_permanent_dispatch_failure,
-        record_ttl=settings.status_ttl,
-        concurrency=settings.dispatch_concurrency,
-    )
+    # The queue is in no hurry: redeliveries use the client's full retry schedule.
+    redelivery = replace(fanout, send=_sender(github, None))
     sweeper = Sweeper(
         store,
         forwarder,
