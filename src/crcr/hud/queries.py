@@ -238,7 +238,8 @@ class PeriodicRow:
 class HudQueries:
     """Read the results store; every method runs its SQL in a worker thread.
 
-    `now` exists for tests and benchmarks; it defaults to the current UTC time.
+    `now` exists for tests and benchmarks; it defaults to the current UTC time. The SQL
+    modules are imported on use because they import the result types above.
     """
 
     def __init__(self, engine: Engine) -> None:
