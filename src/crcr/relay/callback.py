@@ -63,9 +63,9 @@ def callback_router(deps: CallbackDeps | Callable[[], CallbackDeps]) -> APIRoute
         return await handle_callback(resolve(), request)
 
     for path in CALLBACK_PATHS:
-        router.add_api_route(
-            path, github_callback, methods=["POST"], include_in_schema=path == CALLBACK_PATHS[0]
-        )
+        # A plain Starlette route: the endpoint reads and checks the body itself, so
+        # FastAPI's per-request dependency solving would only add CPU to the hot path.
+        router.add_route(path, github_callback, methods=["POST"], include_in_schema=False)
     return router
 
 
