@@ -80,6 +80,18 @@ async def test_refused_requests_do_not_extend_the_lockout(relay: Relay) -> None:
     assert response.status_code == 200
 
 
+async def test_over_the_limit_the_answer_is_429_whatever_the_body(relay: Relay) -> None:
+    limit(relay, 1)
+    await relay.dispatch("d-1")
+    token = relay.token()
+    assert (await relay.post(callback_body("d-1"), token=token)).status_code == 200
+
+    invalid = await relay.post(b"{not json", token=token)
+    undispatched = await relay.post(callback_body("d-unknown"), token=token)
+
+    assert (invalid.status_code, undispatched.status_code) == (429, 429)
+
+
 # --- step 4: schema and size -------------------------------------------------------
 
 

@@ -6,6 +6,7 @@ import socket
 from collections.abc import Iterator
 
 import pytest
+import redis.asyncio as redis
 from redis.cluster import key_slot
 
 from crcr.stores.keys import RedisKeys
@@ -51,3 +52,20 @@ def test_keys_carry_the_prefix_and_a_hash_tag_that_braces_cannot_break() -> None
     assert tricky.startswith("crcr:{q:a%7Db%7Bc}")
     with pytest.raises(ValueError, match="prefix"):
         RedisKeys("crcr:{x}:")
+
+
+async def test_the_combined_rate_limit_call_survives_a_script_flush(
+    redis_url: str, redis_namespace: str
+) -> None:
+    store = RedisStateStore.from_url(redis_url, prefix=redis_namespace)
+    try:
+        assert (await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r"))[
+            0
+        ].allowed
+        admin = redis.Redis.from_url(redis_url)
+        await admin.script_flush()  # as after a Redis restart
+        await admin.aclose()
+        decision, record = await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r")
+        assert (decision.allowed, decision.remaining, record) == (True, 3, None)
+    finally:
+        await store.close()

@@ -181,6 +181,25 @@ async def test_500_concurrent_hits_with_limit_100_allow_exactly_100(store: State
     assert sorted(d.remaining for d in decisions if d.allowed) == list(range(100))
 
 
+async def test_rate_limit_hit_and_dispatch_read_in_one_call(store: StateStore) -> None:
+    await store.put_dispatch("d1", "org/repo", {"status": "DISPATCHED"}, 60)
+
+    first, record = await store.hit_rate_limit_and_get_dispatch("org/repo", 2, 60, "d1", "org/repo")
+    second, missing = await store.hit_rate_limit_and_get_dispatch(
+        "org/repo", 2, 60, "d2", "org/repo"
+    )
+    refused, still = await store.hit_rate_limit_and_get_dispatch(
+        "org/repo", 2, 60, "d1", "org/repo"
+    )
+
+    assert (first.allowed, first.remaining, record) == (True, 1, {"status": "DISPATCHED"})
+    assert (second.allowed, second.remaining, missing) == (True, 0, None)
+    assert (refused.allowed, still) == (False, {"status": "DISPATCHED"})
+    assert 59 <= refused.retry_after <= 60
+    # The combined call counts in the same window as the plain one.
+    assert (await store.hit_rate_limit("org/repo", 2, 60)).allowed is False
+
+
 # --- TTL caches -------------------------------------------------------------------
 
 

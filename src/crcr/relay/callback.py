@@ -122,26 +122,35 @@ async def _checked_callback(
     if entry is None or entry.level < Level.L2:
         raise Answer(200, {"status": "ignored"})
 
-    # 3. rate limit, per repo, atomic in the store; refused requests are not counted.
-    decision = await deps.store.hit_rate_limit(
-        f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window
-    )
+    # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
+    # schema. The body is parsed first so that the hit and the dispatch read (step 6)
+    # share one store round trip; the answers keep SPEC §5's order: a caller over the
+    # limit gets 429 whatever its body, and nothing is written before every check passed.
+    try:
+        parsed: tuple[CallbackBody, dict[str, Any]] | CallbackRejected
+        parsed = parse_callback(await _read_capped(request))
+    except CallbackRejected as exc:
+        parsed = exc
+    rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
+    raw_record: dict[str, Any] | None = None
+    if isinstance(parsed, CallbackRejected) or parsed[0].is_self_report:
+        decision = await deps.store.hit_rate_limit(*rate)
+    else:
+        decision, raw_record = await deps.store.hit_rate_limit_and_get_dispatch(
+            *rate, parsed[0].delivery_id, entry.repo
+        )
     if not decision.allowed:
         retry_after = str(max(1, decision.retry_after))
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
-
-    # 4. schema (and size).
-    try:
-        body, document = parse_callback(await _read_capped(request))
-    except CallbackRejected as exc:
-        raise Answer(exc.status_code, {"error": exc.message}) from None
+    if isinstance(parsed, CallbackRejected):
+        raise Answer(parsed.status_code, {"error": parsed.message})
+    body, document = parsed
 
     try:
         # 5. nightly / periodic self-reports.
         if body.is_self_report:
             return await _self_report(deps, verified_repo, entry.level, body, document)
         # 6. binding to the dispatch record (keyed by the allowlist's spelling).
-        raw_record = await deps.store.get_dispatch(body.delivery_id, entry.repo)
         record = bind_to_dispatch(raw_record, body)
     except CallbackRejected as exc:
         raise Answer(exc.status_code, {"error": exc.message}) from None

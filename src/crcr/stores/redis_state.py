@@ -12,6 +12,7 @@ from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.commands.core import AsyncScript
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import NoScriptError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from crcr.stores import redis_scripts as lua
@@ -56,6 +57,17 @@ def _data_fields(data: Mapping[str, Any]) -> list[str]:
 
 def _data_of(fields: Mapping[str, str]) -> dict[str, Any]:
     return {k.removeprefix(_DATA): decode(v) for k, v in fields.items() if k.startswith(_DATA)}
+
+
+def _rate_args(limit: int, window_seconds: float) -> list[str | int]:
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    return [limit, max(1, _microseconds(window_seconds)), uuid.uuid4().hex]
+
+
+def _rate_decision(reply: Sequence[Any]) -> RateDecision:
+    allowed, remaining, retry_after = reply
+    return RateDecision(bool(allowed), int(remaining), int(retry_after))
 
 
 def _as_dict(flat: Sequence[str]) -> dict[str, str]:
@@ -107,10 +119,14 @@ class RedisStateStore:
         except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
             raise StateStoreUnavailable(f"Redis is unavailable: {exc}") from exc
 
-    async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+    def _script(self, script: str) -> AsyncScript:
         registered = self._scripts.get(script)
         if registered is None:
             registered = self._scripts[script] = self._client.register_script(script)
+        return registered
+
+    async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        registered = self._script(script)
         with self._unavailable_on_error():
             return await registered(keys=list(keys), args=list(args))
 
@@ -215,14 +231,32 @@ class RedisStateStore:
 
     # --- rate limiting --------------------------------------------------------
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
-        if limit < 1:
-            raise ValueError(f"limit must be at least 1, got {limit}")
-        window = max(1, _microseconds(window_seconds))
-        args: list[str | int] = [limit, window, uuid.uuid4().hex]
-        allowed, remaining, retry_after = await self._run(
-            lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args
-        )
-        return RateDecision(bool(allowed), int(remaining), int(retry_after))
+        args = _rate_args(limit, window_seconds)
+        reply = await self._run(lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args)
+        return _rate_decision(reply)
+
+    async def hit_rate_limit_and_get_dispatch(
+        self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
+    ) -> tuple[RateDecision, dict[str, Any] | None]:
+        args = _rate_args(limit, window_seconds)
+        script = self._script(lua.HIT_RATE_LIMIT)
+        for attempt in range(2):
+            with self._unavailable_on_error():
+                # EVALSHA queued by hand: a pipeline that runs registered scripts first
+                # asks SCRIPT EXISTS, which would cost the round trip saved here.
+                async with self._client.pipeline(transaction=False) as pipe:
+                    pipe.evalsha(script.sha, 1, self._keys.rate(key), *args)
+                    pipe.hgetall(self._keys.dispatch(delivery_id, repo))
+                    reply, fields = await pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError) and attempt == 0:
+                with self._unavailable_on_error():  # Redis restarted or flushed its scripts
+                    script.sha = await self._client.script_load(script.script)
+                continue
+            for result in (reply, fields):
+                if isinstance(result, Exception):
+                    raise result
+            return _rate_decision(reply), (_data_of(fields) if fields else None)
+        raise AssertionError("unreachable")
 
     # --- TTL caches -----------------------------------------------------------
     async def cache_get(self, namespace: str, key: str) -> str | None:

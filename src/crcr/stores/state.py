@@ -129,6 +129,14 @@ class StateStore(Protocol):
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
         """Count one request in a sliding window; refused requests are not counted."""
 
+    async def hit_rate_limit_and_get_dispatch(
+        self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
+    ) -> tuple[RateDecision, dict[str, Any] | None]:
+        """`hit_rate_limit` and `get_dispatch` in one round trip (a callback needs both).
+
+        The record is read whatever the decision; nothing but the hit is written.
+        """
+
     # --- TTL caches (allowlist, JWKS, installation tokens, SHA checks) --------
     async def cache_get(self, namespace: str, key: str) -> str | None:
         """Return a cached value, or None when absent or expired."""
