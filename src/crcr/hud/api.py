@@ -15,6 +15,7 @@ from typing import Annotated, Protocol
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
 
+from crcr.http_body import BodyTooLarge, read_capped_body
 from crcr.hud.ingest import HudIngestor, IngestRejected
 from crcr.hud.queries import (
     MAX_WINDOW_DAYS,
@@ -67,18 +68,11 @@ def _authorise(hud: HudServices, presented: str | None) -> None:
         raise HTTPException(401, f"missing or wrong {BOT_HEADER} header")
 
 
-async def _read_limited(request: Request) -> bytes:
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise HTTPException(413, f"body larger than {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
+async def _read_capped(request: Request) -> bytes:
+    try:
+        return await read_capped_body(request, MAX_BODY_BYTES)
+    except BodyTooLarge as exc:
+        raise HTTPException(413, str(exc)) from None
 
 
 def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
@@ -90,7 +84,7 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
     async def ingest_results(request: Request, hud: HudDep) -> IngestResponse:
         """Record a job result forwarded by a relay (ours or PyTorch's)."""
         _authorise(hud, request.headers.get(BOT_HEADER))
-        raw = await _read_limited(request)
+        raw = await _read_capped(request)
         try:
             body = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):

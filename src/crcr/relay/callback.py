@@ -16,6 +16,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from crcr.http_body import BodyTooLarge, read_capped_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_accept import forward_answer, process_job_callback, run_hooks
@@ -128,7 +129,11 @@ async def _checked_callback(
     # limit gets 429 whatever its body, and nothing is written before every check passed.
     try:
         parsed: tuple[CallbackBody, dict[str, Any]] | CallbackRejected
-        parsed = parse_callback(await _read_capped(request))
+        try:
+            raw = await read_capped_body(request, MAX_BODY_BYTES)
+        except BodyTooLarge as exc:
+            raise CallbackRejected(413, f"body: {exc}") from None
+        parsed = parse_callback(raw)
     except CallbackRejected as exc:
         parsed = exc
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
@@ -172,21 +177,6 @@ async def _checked_callback(
     status_code, answer = forward_answer(job.forward)
     outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
     return status_code, answer, outcome
-
-
-async def _read_capped(request: Request) -> bytes:
-    """Read the body, refusing more than 1 MiB whatever Content-Length claims."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 async def _self_report(

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from crcr.http_body import BodyTooLarge, read_capped_body
 from crcr.relay import metrics
 from crcr.relay.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
@@ -57,25 +58,6 @@ class WebhookDeps:
     # before the label; re-runs answered with (status, body).
     backfill_checks: Callable[[str, Sequence[str]], Awaitable[int]] | None = None
     rerequest: Callable[[str, dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]] | None = None
-
-
-class BodyTooLarge(Exception):
-    """The request body exceeds the cap (413)."""
-
-
-async def read_capped_body(request: Request, limit: int) -> bytes:
-    """Read the body, refusing early on Content-Length and again while streaming."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > limit:
-        raise BodyTooLarge(f"body of {declared} bytes exceeds the {limit}-byte limit")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BodyTooLarge(f"body exceeds the {limit}-byte limit")
-        chunks.append(chunk)
-    return b"".join(chunks)
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
