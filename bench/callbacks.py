@@ -25,7 +25,6 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -35,13 +34,13 @@ from typing import Any
 
 import httpx
 import redis
-import uvicorn
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id
+from bench.serving import serve_in_thread
 from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.redis_state import RedisStateStore
@@ -51,25 +50,6 @@ AUDIENCE = "pytorch-cross-repo-ci-relay"
 TICKS = os.sysconf("SC_CLK_TCK")
 TOKEN_LIFETIME = 3 * 3600
 PY_SPY = str(Path(sys.executable).with_name("py-spy"))
-
-
-@contextmanager
-def serve_in_thread(app: Any) -> Iterator[str]:
-    """Serve an ASGI app on a free loopback port in a thread; yield its base URL."""
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not (server.started and server.servers):
-        if time.monotonic() > deadline:
-            raise RuntimeError("issuer did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 def free_port() -> int:

@@ -19,7 +19,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -29,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import uvicorn
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from bench.serving import serve_in_thread
 from crcr.app import create_app
 from crcr.relay.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
@@ -43,26 +42,6 @@ from crcr.settings import load_settings
 
 SECRET = "bench-secret"
 ORGS = 10
-
-
-@contextmanager
-def serve(app: Any) -> Iterator[str]:
-    """Serve an ASGI app on a free loopback port in a thread; yield its base URL."""
-    config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not (server.started and server.servers):
-        if time.monotonic() > deadline:
-            raise RuntimeError("server did not start")
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
 
 
 @dataclass
@@ -104,7 +83,7 @@ def serve_sandbox(n: int, latency: float) -> None:
         return JSONResponse({"calls": len(github.calls())})
 
     app = create_sandbox_app(github, extra_routes=[Route("/_bench/calls", call_count)])
-    with serve(app) as url:
+    with serve_in_thread(app) as url:
         print(json.dumps({"url": url, "app_id": github.app.app_id}), flush=True)
         print(github.app.private_key_pem, flush=True)
         sys.stdin.read()  # until the parent closes our stdin
@@ -159,7 +138,7 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
                 allowlist=str(allowlist),
                 data_dir=Path(tmp) / f"data-{attempt}",
             )
-            with serve(create_app(settings)) as relay_url:
+            with serve_in_thread(create_app(settings)) as relay_url:
                 cold_run, warm_run = asyncio.run(
                     measure(sandbox_url, relay_url, events if attempt == 0 else 0)
                 )
