@@ -165,7 +165,7 @@ async def test_an_enterprise_base_url_with_a_path_prefix_is_joined_not_replaced(
     installation_id = github.installation_of_repo("org/backend").id
     assert exists
     assert [(c.call, c.status) for c in github.calls()] == [
-        ("GET /repos/org/backend/installation", 200),
+        ("GET /app/installations", 200),
         (f"POST /app/installations/{installation_id}/access_tokens", 201),
         ("POST /repos/org/backend/dispatches", 204),
         (f"GET /repos/org/backend/commits/{sha}", 200),
@@ -178,7 +178,7 @@ async def test_one_app_jwt_signature_serves_every_app_call(
     for repo in ["org/backend", "org/other", "elsewhere/repo"]:
         await client.dispatch(repo, "push", {})
 
-    assert len(github.calls("GET", "/repos/*/installation")) == 3
+    assert len(github.calls("GET", "/app/installations")) == 1
     assert client.app_jwt.signatures_made == 1
 
 
@@ -320,6 +320,6 @@ async def test_a_refused_connection_is_retried_then_reported(
         with pytest.raises(GitHubUnavailable) as caught:
             await client.installation_token("org/backend")
 
-    assert caught.value.call == "GET /repos/org/backend/installation"
+    assert caught.value.call == "GET /app/installations"
     assert "connection failed" in caught.value.message
     assert len(sleeps.delays) == 1

@@ -11,7 +11,7 @@ from crcr.sandbox.github_state import SandboxGitHub
 
 from .conftest import ClientFactory, Clock, CountingStore
 
-LOOKUP = "/repos/*/installation"
+LOOKUP = "/app/installations"
 MINT = "/app/installations/*/access_tokens"
 
 
@@ -48,7 +48,7 @@ async def test_repos_of_one_installation_share_its_token(
     elsewhere = await client.installation_token("elsewhere/repo")
 
     assert first == second != elsewhere
-    assert (lookups(github), mints(github)) == (3, 2)
+    assert (lookups(github), mints(github)) == (1, 2)
 
 
 async def test_a_token_is_replaced_five_minutes_before_it_expires(
@@ -111,7 +111,7 @@ async def test_concurrent_repos_of_one_installation_mint_one_token(
 
     await asyncio.gather(*(client.dispatch(repo, "push", {}) for repo in repos))
 
-    assert lookups(github) == 3
+    assert lookups(github) == 1
     assert mints(github) == 1
 
 
@@ -129,7 +129,7 @@ async def test_a_token_github_stopped_honouring_is_replaced_once(
     assert mints(github) == 2
 
 
-async def test_a_repo_without_the_app_is_not_found_naming_the_lookup(
+async def test_a_repo_left_out_of_its_owners_installation_is_not_found(
     make_client: ClientFactory,
 ) -> None:
     client = make_client()
@@ -137,7 +137,19 @@ async def test_a_repo_without_the_app_is_not_found_naming_the_lookup(
     with pytest.raises(GitHubNotFound) as caught:
         await client.dispatch("org/not-installed", "push", {})
 
-    assert caught.value.call == "GET /repos/org/not-installed/installation"
+    assert caught.value.call == "POST /repos/org/not-installed/dispatches"
+
+
+async def test_a_repo_of_an_owner_without_the_app_is_not_found_naming_the_lookup(
+    make_client: ClientFactory, github: SandboxGitHub
+) -> None:
+    client = make_client()
+
+    with pytest.raises(GitHubNotFound) as caught:
+        await client.dispatch("stranger/repo", "push", {})
+
+    assert caught.value.call == "GET /repos/stranger/repo/installation"
+    assert lookups(github) == 1
 
 
 async def test_one_failing_waiter_does_not_fail_the_others(
