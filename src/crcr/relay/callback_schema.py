@@ -9,7 +9,15 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+import orjson
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+)
 
 from crcr.relay.job_state import ReportedStatus
 
@@ -45,9 +53,21 @@ def _optional_string_or_integer(value: Any) -> Any:
     return _string_or_integer(value)
 
 
+def _json_object(value: Any) -> Any:
+    """Check the echoed webhook payload is an object, without copying it.
+
+    Validating it as `dict[str, Any]` walked and copied all ~26 KB of it on every
+    callback; nothing reads it but the HUD, which gets the document as received.
+    """
+    if not isinstance(value, dict):
+        raise ValueError("must be an object")
+    return value
+
+
 RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer)]
 OptionalIdentifier = Annotated[str | None, BeforeValidator(_optional_string_or_integer)]
 NonEmpty = Annotated[str, Field(min_length=1)]
+JsonObject = Annotated[dict[str, Any], PlainValidator(_json_object)]
 
 
 class TestCounts(BaseModel):
@@ -87,7 +107,7 @@ class CallbackBody(BaseModel):
 
     event_type: str | None = None
     delivery_id: NonEmpty
-    payload: dict[str, Any] = Field(default_factory=dict)
+    payload: JsonObject = Field(default_factory=dict)
     workflow: Workflow
 
     @property
@@ -104,10 +124,7 @@ def parse_callback(raw: bytes) -> tuple[CallbackBody, dict[str, Any]]:
     """
     if len(raw) > MAX_BODY_BYTES:
         raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
-    try:
-        document = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise CallbackRejected(400, "body: not valid JSON") from None
+    document = _json_document(raw)
     if not isinstance(document, dict):
         raise CallbackRejected(400, "body: must be a JSON object")
     try:
@@ -117,6 +134,22 @@ def parse_callback(raw: bytes) -> tuple[CallbackBody, dict[str, Any]]:
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
         raise CallbackRejected(400, "workflow.conclusion: required when status is completed")
     return body, document
+
+
+def _json_document(raw: bytes) -> Any:
+    """The parsed body: orjson (~2.5x faster on a 26 KB callback), else the standard library.
+
+    orjson is stricter (UTF-8 only, 64-bit integers, no NaN), so a body it refuses gets
+    the standard parser's verdict: what the relay accepts does not depend on the parser.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise CallbackRejected(400, "body: not valid JSON") from None
 
 
 def describe_first_error(exc: ValidationError) -> str:
