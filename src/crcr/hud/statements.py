@@ -46,8 +46,8 @@ class RollupTable:
 class WriteStatements:
     """Every statement one job write may run, for one dialect."""
 
-    select_job: Any
-    select_job_for_update: Any
+    select_jobs: Any
+    select_jobs_for_update: Any
     insert_job: Any
     update_job: Any
     daily: RollupTable
@@ -111,10 +111,15 @@ def _add_commit(dialect: str) -> Any:
 @cache
 def write_statements(dialect: str) -> WriteStatements:
     """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
-    select_job = select(JOBS).where(JOBS.c.job_key == bindparam("job_key"))
+    # In key order, so that concurrent writers lock rows in the same order.
+    select_jobs = (
+        select(JOBS)
+        .where(JOBS.c.job_key.in_(bindparam("job_keys", expanding=True)))
+        .order_by(JOBS.c.job_key)
+    )
     return WriteStatements(
-        select_job=select_job,
-        select_job_for_update=select_job.with_for_update(),
+        select_jobs=select_jobs,
+        select_jobs_for_update=select_jobs.with_for_update(),
         insert_job=insert(JOBS),
         update_job=update(JOBS)
         .where(JOBS.c.id == bindparam("row_id"))
