@@ -386,6 +386,27 @@ async def test_untrack_and_retrack_change_the_deadline(store: StateStore) -> Non
     await store.untrack_deadline("never-tracked")
 
 
+async def test_a_transition_tracks_or_untracks_the_deadline_only_when_it_applies(
+    store: StateStore,
+) -> None:
+    started = JobRecord(state="in_progress", data={})
+    done = JobRecord(state="completed", data={})
+
+    async def move(new: JobRecord, allowed: set[str | None], deadline: float | None) -> bool:
+        change = await store.transition_job_and_deadline(
+            "job-a", allowed_from=allowed, new=new, ttl=TTL, deadline=deadline
+        )
+        return change.applied
+
+    assert await move(started, {None}, 1000.0) is True
+    assert await move(started, {None}, 5000.0) is False  # a duplicate keeps the first deadline
+    assert await store.overdue(1000.0) == ["job-a"]
+    assert await move(done, {"in_progress"}, None) is True
+    assert await store.overdue(9000.0) == []
+    assert await move(started, {None}, 1000.0) is False  # a late start tracks nothing
+    assert await store.overdue(9000.0) == []
+
+
 # --- flags and job summaries ------------------------------------------------------
 
 

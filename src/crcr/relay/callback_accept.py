@@ -83,21 +83,22 @@ async def process_job_callback(
     else:
         data["completed_at"] = now
 
-    transition = await deps.store.transition_job(
+    in_progress = status is ReportedStatus.IN_PROGRESS
+    transition = await deps.store.transition_job_and_deadline(
         key,
         allowed_from=allowed_from_for_store(status),
         new=new_record(status, data),
         ttl=deps.settings.status_ttl,
+        # Tracked while in progress, for the sweeper; forgotten once completed.
+        deadline=now + deps.settings.zombie_timeout if in_progress else None,
     )
     verdict = classify(status, conclusion, transition)
     if not verdict.accepted:
         return JobOutcome(verdict)
 
-    if status is ReportedStatus.IN_PROGRESS:
-        await deps.store.track_deadline(key, now + deps.settings.zombie_timeout)
+    if in_progress:
         timing: tuple[float | None, float | None] = (data["queue_time"], None)
     else:
-        await deps.store.untrack_deadline(key)
         previous = transition.previous.data if transition.previous else {}
         timing = (previous.get("queue_time"), elapsed(now, previous.get("in_progress_at")))
 

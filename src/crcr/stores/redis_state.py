@@ -222,6 +222,60 @@ class RedisStateStore:
         applied, previous = await self._run(lua.TRANSITION_JOB, [self._keys.job(job_key)], args)
         return Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
 
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        """The transition and the deadline change pipelined: one round trip, not two.
+
+        They cannot share a script (the deadlines set lives in another Cluster slot), so
+        the deadline change is sent whatever the outcome, in a form that is harmless when
+        the transition does not apply: the job is tracked only if it is not already
+        (`ZADD NX`, so a duplicate keeps the first deadline), and an entry added for a
+        job found in another state is taken back at once.
+        """
+        states = [state for state in allowed_from if state is not None]
+        args: list[str | int] = [
+            ttl_milliseconds(ttl),
+            "1" if None in allowed_from else "0",
+            len(states),
+            *states,
+            new.state,
+            *_data_fields(new.data),
+        ]
+        script = self._script(lua.TRANSITION_JOB)
+        deadlines = self._keys.deadlines()
+        for attempt in range(2):
+            with self._unavailable_on_error():
+                # EVALSHA by hand, as in hit_rate_limit_and_get_dispatch.
+                async with self._client.pipeline(transaction=False) as pipe:
+                    pipe.evalsha(script.sha, 1, self._keys.job(job_key), *args)
+                    if deadline is None:
+                        pipe.zrem(deadlines, job_key)
+                    else:
+                        pipe.zadd(deadlines, {job_key: deadline}, nx=True)
+                        pipe.pexpire(deadlines, _QUEUE_TTL_MS)
+                    reply, tracked, *_ = await pipe.execute(raise_on_error=False)
+            if isinstance(reply, NoScriptError) and attempt == 0:
+                with self._unavailable_on_error():  # Redis restarted or flushed its scripts
+                    script.sha = await self._client.script_load(script.script)
+                continue
+            for result in (reply, tracked):
+                if isinstance(result, Exception):
+                    raise result
+            applied, previous = reply
+            transition = Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
+            stale = deadline is not None and not transition.applied and tracked
+            if stale and (transition.previous is None or transition.previous.state != new.state):
+                await self.untrack_deadline(job_key)
+            return transition
+        raise AssertionError("unreachable")
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         with self._unavailable_on_error():
             fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]

@@ -159,6 +159,23 @@ class SqliteStateStore:
 
         return await self._db.write(transition)
 
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        transition = await self.transition_job(job_key, allowed_from=allowed_from, new=new, ttl=ttl)
+        if transition.applied:
+            if deadline is None:
+                await self.untrack_deadline(job_key)
+            else:
+                await self.track_deadline(job_key, deadline)
+        return transition
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         return _job(await self._db.read(lambda conn, now: _live(conn, "job", job_key, now)))
 

@@ -122,6 +122,22 @@ class StateStore(Protocol):
         the caller can tell an exact repeat from a conflict.
         """
 
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        """`transition_job`, then, if it applied, track `deadline` (None: untrack).
+
+        One round trip where the store allows it (a callback needs both). A store may
+        change the deadline of a transition that did not apply only where that changes
+        nothing: untracking a job that is not in progress, or tracking one that is.
+        """
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         """Return the job's current record, or None."""
 
