@@ -43,6 +43,8 @@ def configure_json_logging(level: int = logging.INFO) -> None:
     handler.setFormatter(JsonFormatter())
     for name in ("crcr", "uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
+        if name == "uvicorn.access" and not logger.hasHandlers():
+            continue  # `crcr serve --no-access-log`: uvicorn switched it off, keep it so
         logger.handlers = [handler]
         logger.setLevel(level)
         logger.propagate = False
