@@ -91,7 +91,10 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 def create_app_from_environment() -> FastAPI:
     """Factory for uvicorn (`crcr serve`): settings from the environment, JSON logs."""
+    from crcr.gc_tuning import tune_for_serving
     from crcr.log_format import configure_json_logging
 
     configure_json_logging()
-    return create_app(load_settings())
+    app = create_app(load_settings())
+    tune_for_serving()
+    return app

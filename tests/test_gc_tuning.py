@@ -1,0 +1,31 @@
+"""The serving process's collector settings."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from crcr.gc_tuning import SERVING_THRESHOLDS, tune_for_serving
+
+
+@pytest.fixture
+def restored_gc() -> Iterator[None]:
+    thresholds = gc.get_threshold()
+    yield
+    gc.unfreeze()
+    gc.set_threshold(*thresholds)
+
+
+@pytest.mark.usefixtures("restored_gc")
+def test_serving_collects_less_often_and_skips_the_start_up_objects() -> None:
+    tune_for_serving()
+
+    assert gc.get_threshold() == SERVING_THRESHOLDS
+    assert gc.get_freeze_count() > 0
+    # Cycles made afterwards are still collected.
+    cycle: list[object] = []
+    cycle.append(cycle)
+    del cycle
+    assert gc.collect() >= 1
