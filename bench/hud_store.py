@@ -293,7 +293,9 @@ async def run(args: argparse.Namespace) -> None:
         print(f"baseline raw-row GROUP BY: p50 {statistics.median(scan_ms):.1f} ms")
     finally:
         engine.dispose()
-        if schema is not None:
+        if schema is not None and args.keep:
+            print(f"kept PostgreSQL schema {schema}")
+        elif schema is not None:
             with admin.begin() as connection:
                 connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
             admin.dispose()
@@ -309,6 +311,7 @@ def main() -> None:
     parser.add_argument("--ingest", type=int, default=2000, help="jobs through the ingest path")
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--samples", type=int, default=50)
+    parser.add_argument("--keep", action="store_true", help="keep the PostgreSQL schema")
     asyncio.run(run(parser.parse_args()))
 
 

