@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Table, and_, bindparam, case, delete, insert, select, update
+from sqlalchemy import Table, and_, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from crcr.hud.models import Backend, Commit, DailyPr, DailyRollup, Job, LatencyBucket
@@ -56,6 +56,7 @@ class WriteStatements:
     touch_backend: Any
     add_commit: Any
     drop_empty_commit: Any
+    refresh_commit_activity: Any
 
 
 def _insert(dialect: str, table: Table) -> Any:
@@ -131,5 +132,12 @@ def write_statements(dialect: str) -> WriteStatements:
         add_commit=_add_commit(dialect),
         drop_empty_commit=delete(COMMITS).where(
             and_(*(COMMITS.c[name] == bindparam(name) for name in COMMIT_KEY), COMMITS.c.jobs <= 0)
+        ),
+        refresh_commit_activity=update(COMMITS)
+        .where(*(COMMITS.c[name] == bindparam(f"k_{name}") for name in COMMIT_KEY))
+        .values(
+            last_activity_at=select(func.max(JOBS.c.activity_at))
+            .where(*(JOBS.c[name] == bindparam(f"k_{name}") for name in COMMIT_KEY))
+            .scalar_subquery()
         ),
     )

@@ -124,7 +124,7 @@ def _write_batch(
     if changed:
         connection.execute(sql.update_job, changed)
     apply_rollup_change(connection, _summed(changes))
-    commits.flush()
+    commits.finish()
     if backends:
         connection.execute(sql.touch_backend, list(backends.values()))
     return outcomes
@@ -172,18 +172,24 @@ class _CommitChanges:
 
     A row moving to another commit empties an entry, which is deleted at once; what
     was summed so far is written first, so every commit sees its changes in order.
+    An entry a row left, or whose row's activity went back (a clock stepping back),
+    gets its latest activity recomputed from its rows once they are written: a running
+    maximum cannot go down.
     """
 
     def __init__(self, connection: Connection, sql: WriteStatements) -> None:
         self._connection = connection
         self._sql = sql
         self._pending: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self._stale: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def track(self, old: Mapping[str, Any] | None, row: Mapping[str, Any]) -> None:
         key = tuple(row[name] for name in COMMIT_KEY)
         if old is None:
             self._add(row, 1)
         elif tuple(old[name] for name in COMMIT_KEY) != key:
+            left = tuple(old[name] for name in COMMIT_KEY)
+            self._stale[left] = {f"k_{name}": old[name] for name in COMMIT_KEY}
             self.flush()
             self._connection.execute(self._sql.add_commit, _commit(old, -1))
             self._connection.execute(
@@ -192,6 +198,8 @@ class _CommitChanges:
             self._add(row, 1)
         elif (old["activity_at"], old["event_type"]) != (row["activity_at"], row["event_type"]):
             self._add(row, 0)
+            if row["activity_at"] < old["activity_at"]:
+                self._stale[key] = {f"k_{name}": row[name] for name in COMMIT_KEY}
 
     def _add(self, row: Mapping[str, Any], jobs: int) -> None:
         key = tuple(row[name] for name in COMMIT_KEY)
@@ -207,6 +215,13 @@ class _CommitChanges:
         if self._pending:
             self._connection.execute(self._sql.add_commit, list(self._pending.values()))
             self._pending = {}
+
+    def finish(self) -> None:
+        """Write what is pending, then recompute the entries a maximum cannot describe."""
+        self.flush()
+        if self._stale:
+            self._connection.execute(self._sql.refresh_commit_activity, list(self._stale.values()))
+            self._stale = {}
 
 
 def _commit(values: Mapping[str, Any], jobs: int) -> dict[str, Any]:
