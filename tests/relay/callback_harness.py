@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from crcr.github.client import GitHubClient
 from crcr.oidc import OidcVerifier
 from crcr.relay.allowlist import Allowlist, parse_allowlist
 from crcr.relay.callback import callback_router
@@ -31,11 +32,15 @@ from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
 from crcr.relay.hud_forwarder import HttpHudTransport, HudForwarder, HudTransport
 from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.sweeper import Backoff, Sweeper
+from crcr.sandbox.github_server import create_sandbox_app
+from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.settings import OidcIssuer, Settings
 from crcr.stores.redis_state import RedisStateStore
 from crcr.stores.sqlite_state import SqliteStateStore
 from crcr.stores.state import StateStore
+
+SANDBOX_API = "http://github.sandbox"
 
 ISSUER_URL = "http://sandbox.test/oidc"
 AUDIENCE = "pytorch-cross-repo-ci-relay"
@@ -118,6 +123,20 @@ class StandInHud:
     def only_row(self) -> dict[str, Any]:
         assert len(self.rows) == 1, self.rows
         return next(iter(self.rows.values()))
+
+
+def sandbox_github_client(sandbox: SandboxGitHub, store: StateStore) -> GitHubClient:
+    """A GitHub client bound in-process to the sandbox, with short timeouts and backoff."""
+    return GitHubClient(
+        SANDBOX_API,
+        sandbox.app.app_id,
+        sandbox.app.private_key_pem,
+        store,
+        timeout=0.5,
+        backoff_base=0.01,
+        backoff_cap=0.05,
+        transport=httpx.ASGITransport(app=create_sandbox_app(sandbox)),
+    )
 
 
 @dataclass

@@ -20,23 +20,21 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
-from tests.relay.callback_harness import StoreOpener
+from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
 from crcr.app import create_app
-from crcr.github.client import GitHubClient
 from crcr.relay.check_publisher import CheckPublisher
 from crcr.relay.signature import sign_body
 from crcr.relay.sweeper import SweepReport
 from crcr.runtime import Runtime, open_runtime
 from crcr.sandbox.github_identity import SandboxApp
-from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.sandbox.webhooks import pull_request_event, push_event
 from crcr.settings import Settings, load_settings
 
 UPSTREAM = "pytorch/pytorch"
-SANDBOX = "http://github.sandbox"
+SANDBOX = SANDBOX_API
 ISSUER_URL = "http://issuer.sandbox/oidc"
 AUDIENCE = "pytorch-cross-repo-ci-relay"
 SECRET = "webhook-secret-for-check-tests"
@@ -219,16 +217,7 @@ async def world(
     issuer = SandboxIssuer(ISSUER_URL, key=signing_key)
     settings = relay_settings(tmp_path, sandbox)
     store = await opener.open()
-    github = GitHubClient(
-        SANDBOX,
-        sandbox.app.app_id,
-        sandbox.app.private_key_pem,
-        store,
-        timeout=0.5,
-        backoff_base=0.01,
-        backoff_cap=0.05,
-        transport=httpx.ASGITransport(app=create_sandbox_app(sandbox)),
-    )
+    github = sandbox_github_client(sandbox, store)
     issuer_app = Starlette(routes=[Mount("/oidc", routes=issuer.routes())])
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=issuer_app))
 

@@ -18,20 +18,18 @@ from typing import Any
 import httpx
 import pytest
 from tests.relay import callback_harness
-from tests.relay.callback_harness import StoreOpener
+from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
 from crcr.app import create_app
-from crcr.github.client import GitHubClient
 from crcr.relay.client_payload import GITHUB_CLIENT_PAYLOAD_LIMIT, encoded_size
 from crcr.relay.signature import sign_body
 from crcr.runtime import Runtime, open_runtime
-from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.settings import load_settings
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "webhooks"
 SECRET = "webhook-secret-for-tests"
-SANDBOX = "http://github.sandbox"
+SANDBOX = SANDBOX_API
 ALLOWLIST = """
 L1:
   - org/notify
@@ -104,16 +102,7 @@ def open_relay(tmp_path: Path, sandbox: SandboxGitHub, opener: StoreOpener) -> O
     @asynccontextmanager
     async def running() -> AsyncIterator[Relay]:
         store = await opener.open()
-        github = GitHubClient(
-            SANDBOX,
-            sandbox.app.app_id,
-            sandbox.app.private_key_pem,
-            store,
-            timeout=0.5,
-            backoff_base=0.01,
-            backoff_cap=0.05,
-            transport=httpx.ASGITransport(app=create_sandbox_app(sandbox)),
-        )
+        github = sandbox_github_client(sandbox, store)
 
         async def bound_runtime(s: Any) -> Runtime:
             return await open_runtime(s, store=store, github=github)
