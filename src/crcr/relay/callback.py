@@ -15,6 +15,7 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
+from starlette.requests import ClientDisconnect
 
 from crcr.http_body import BodyTooLarge, read_capped_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
@@ -87,6 +88,11 @@ async def handle_callback(deps: CallbackDeps, request: Request) -> JSONResponse:
         response = JSONResponse(
             {"error": "state store unavailable, retry later"}, 503, headers={"Retry-After": "5"}
         )
+    except ClientDisconnect:
+        # The caller gave up (its own timeout); it will retry, and a repeat is idempotent.
+        log.warning("callback client disconnected before its body was read")
+        outcome = "disconnected"
+        response = JSONResponse({"error": "client disconnected"}, 400)
     except Exception:
         request_id = uuid.uuid4().hex
         log.exception("callback failed (request id %s)", request_id)
