@@ -118,7 +118,9 @@ class Commit(Base):
     last_activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
     __table_args__ = (
-        Index("ix_hud_commits_repo_activity", "downstream_repo", "last_activity_at"),
+        Index(
+            "ix_hud_commits_repo_activity_pr", "downstream_repo", "last_activity_at", "pr_number"
+        ),
         Index("ix_hud_commits_activity", "last_activity_at"),
     )
 
