@@ -7,7 +7,6 @@ fresh deployment needs no `alembic.ini`: `open_hud` and `crcr hud migrate` both 
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,11 +15,15 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
+from crcr.stores.sqlite_write_lock import SqliteWriteLock
+
 # Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
 # when several instances start at once.
 _MIGRATION_LOCK_ID = 0x637263725F687564  # "crcr_hud"
 _IMMEDIATE = "crcr_sqlite_immediate"
-_SQLITE_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.Lock] = weakref.WeakKeyDictionary()
+_SQLITE_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, SqliteWriteLock] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def normalise_url(url: str) -> str:
@@ -70,16 +73,20 @@ def _configure_sqlite(engine: Engine) -> None:
 def write_transaction(engine: Engine) -> Iterator[Connection]:
     """A connection inside a write transaction, committed on success.
 
-    SQLite admits one writer at a time, and its busy handler waits by sleeping and polling,
-    so threads of one process queue on a lock instead; `busy_timeout` still covers other
-    processes sharing the file.
+    SQLite admits one writer at a time and its busy handler waits by sleeping and polling,
+    so writers of every process sharing the file queue on `SqliteWriteLock` instead.
     """
     if engine.dialect.name != "sqlite":
         with engine.begin() as connection:
             yield connection
         return
-    lock = _SQLITE_WRITE_LOCKS.setdefault(engine, threading.Lock())
-    with lock, engine.connect() as connection:
+    lock = _SQLITE_WRITE_LOCKS.get(engine)
+    if lock is None:
+        database = engine.url.database
+        on_disk = database and database != ":memory:"
+        lock = SqliteWriteLock(Path(database).expanduser() if on_disk else None)
+        lock = _SQLITE_WRITE_LOCKS.setdefault(engine, lock)
+    with lock.held(), engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection

@@ -2,8 +2,9 @@
 
 Correctness across worker processes sharing the file comes from SQLite's own locking:
 every read-modify-write runs in a `BEGIN IMMEDIATE` transaction, which takes the
-database's write lock up front, so no in-process lock is needed. Calls run on a small
-thread pool (one connection per thread) to keep the event loop free.
+database's write lock up front; writers queue on `SqliteWriteLock` first so that none
+waits in SQLite's sleeping busy handler. Calls run on a small thread pool (one
+connection per thread) to keep the event loop free.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from crcr.stores.sqlite_write_lock import SqliteWriteLock
 from crcr.stores.state import StateStoreUnavailable
 
 T = TypeVar("T")
@@ -77,9 +79,9 @@ class SqliteDatabase:
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
         self._connections_lock = threading.Lock()
-        # Writers of this process queue on a lock rather than in SQLite's busy handler,
-        # which sleeps in steps of up to 100 ms; other processes still meet busy_timeout.
-        self._write_lock = threading.Lock()
+        # Writers queue on a lock rather than in SQLite's busy handler, which sleeps in
+        # steps of up to 100 ms.
+        self._write_lock = SqliteWriteLock(path)
         self._next_purge = 0.0
 
     def _connection(self) -> sqlite3.Connection:
@@ -105,7 +107,7 @@ class SqliteDatabase:
         conn.executescript(SCHEMA)
 
     def _transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
-        with self._write_lock:
+        with self._write_lock.held():
             return self._locked_transaction(work)
 
     def _locked_transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
