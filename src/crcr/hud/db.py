@@ -82,9 +82,8 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
         return
     lock = _SQLITE_WRITE_LOCKS.get(engine)
     if lock is None:
-        database = engine.url.database
-        on_disk = database and database != ":memory:"
-        lock = SqliteWriteLock(Path(database).expanduser() if on_disk else None)
+        database = engine.url.database or ":memory:"
+        lock = SqliteWriteLock(None if database == ":memory:" else Path(database).expanduser())
         lock = _SQLITE_WRITE_LOCKS.setdefault(engine, lock)
     with lock.held(), engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
