@@ -25,6 +25,7 @@ from crcr.stores.keys import (
     encode,
     ttl_milliseconds,
 )
+from crcr.stores.redis_batching import Command, CommandBatcher
 from crcr.stores.state import (
     JobRecord,
     LeasedItem,
@@ -85,6 +86,7 @@ class RedisStateStore:
         self._client = client
         self._keys = RedisKeys(prefix)
         self._scripts: dict[str, AsyncScript] = {}
+        self._batcher = CommandBatcher(client)
 
     @classmethod
     def from_url(
@@ -126,9 +128,35 @@ class RedisStateStore:
         return registered
 
     async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
+        return (await self._run_with(script, keys, args))[0]
+
+    async def _run_with(
+        self,
+        script: str,
+        keys: Sequence[str],
+        args: Sequence[str | int],
+        then: Sequence[Command] = (),
+    ) -> list[Any]:
+        """Run a script, then the commands `then`, in one round trip shared with other callers.
+
+        EVALSHA is sent by hand: redis-py's script objects first ask SCRIPT EXISTS, a
+        round trip of its own. If Redis has lost the script (restarted, flushed) it is
+        loaded and everything is sent again, so `then` must be safe to repeat.
+        """
         registered = self._script(script)
-        with self._unavailable_on_error():
-            return await registered(keys=list(keys), args=list(args))
+        for attempt in range(2):
+            evalsha = ("EVALSHA", registered.sha, len(keys), *keys, *args)
+            with self._unavailable_on_error():
+                replies = await self._batcher.execute([evalsha, *then])
+            if isinstance(replies[0], NoScriptError) and attempt == 0:
+                with self._unavailable_on_error():
+                    registered.sha = await self._client.script_load(registered.script)
+                continue
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
+            return replies
+        raise AssertionError("unreachable")
 
     # --- health and lifecycle -------------------------------------------------
     async def ping(self) -> None:
@@ -248,33 +276,24 @@ class RedisStateStore:
             new.state,
             *_data_fields(new.data),
         ]
-        script = self._script(lua.TRANSITION_JOB)
         deadlines = self._keys.deadlines()
-        for attempt in range(2):
-            with self._unavailable_on_error():
-                # EVALSHA by hand, as in hit_rate_limit_and_get_dispatch.
-                async with self._client.pipeline(transaction=False) as pipe:
-                    pipe.evalsha(script.sha, 1, self._keys.job(job_key), *args)
-                    if deadline is None:
-                        pipe.zrem(deadlines, job_key)
-                    else:
-                        pipe.zadd(deadlines, {job_key: deadline}, nx=True)
-                        pipe.pexpire(deadlines, _QUEUE_TTL_MS)
-                    reply, tracked, *_ = await pipe.execute(raise_on_error=False)
-            if isinstance(reply, NoScriptError) and attempt == 0:
-                with self._unavailable_on_error():  # Redis restarted or flushed its scripts
-                    script.sha = await self._client.script_load(script.script)
-                continue
-            for result in (reply, tracked):
-                if isinstance(result, Exception):
-                    raise result
-            applied, previous = reply
-            transition = Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
-            stale = deadline is not None and not transition.applied and tracked
-            if stale and (transition.previous is None or transition.previous.state != new.state):
-                await self.untrack_deadline(job_key)
-            return transition
-        raise AssertionError("unreachable")
+        track: list[Command] = (
+            [("ZREM", deadlines, job_key)]
+            if deadline is None
+            else [
+                ("ZADD", deadlines, "NX", deadline, job_key),
+                ("PEXPIRE", deadlines, _QUEUE_TTL_MS),
+            ]
+        )
+        reply, tracked, *_ = await self._run_with(
+            lua.TRANSITION_JOB, [self._keys.job(job_key)], args, then=track
+        )
+        applied, previous = reply
+        transition = Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
+        stale = deadline is not None and not transition.applied and tracked
+        if stale and (transition.previous is None or transition.previous.state != new.state):
+            await self.untrack_deadline(job_key)
+        return transition
 
     async def get_job(self, job_key: str) -> JobRecord | None:
         with self._unavailable_on_error():
@@ -293,24 +312,11 @@ class RedisStateStore:
         self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
     ) -> tuple[RateDecision, dict[str, Any] | None]:
         args = _rate_args(limit, window_seconds)
-        script = self._script(lua.HIT_RATE_LIMIT)
-        for attempt in range(2):
-            with self._unavailable_on_error():
-                # EVALSHA queued by hand: a pipeline that runs registered scripts first
-                # asks SCRIPT EXISTS, which would cost the round trip saved here.
-                async with self._client.pipeline(transaction=False) as pipe:
-                    pipe.evalsha(script.sha, 1, self._keys.rate(key), *args)
-                    pipe.hgetall(self._keys.dispatch(delivery_id, repo))
-                    reply, fields = await pipe.execute(raise_on_error=False)
-            if isinstance(reply, NoScriptError) and attempt == 0:
-                with self._unavailable_on_error():  # Redis restarted or flushed its scripts
-                    script.sha = await self._client.script_load(script.script)
-                continue
-            for result in (reply, fields):
-                if isinstance(result, Exception):
-                    raise result
-            return _rate_decision(reply), (_data_of(fields) if fields else None)
-        raise AssertionError("unreachable")
+        dispatch = ("HGETALL", self._keys.dispatch(delivery_id, repo))
+        reply, fields = await self._run_with(
+            lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args, then=[dispatch]
+        )
+        return _rate_decision(reply), (_data_of(fields) if fields else None)
 
     # --- TTL caches -----------------------------------------------------------
     async def cache_get(self, namespace: str, key: str) -> str | None:

@@ -1,0 +1,73 @@
+"""Commands of concurrent callers sent to Redis together: one pipeline per round trip.
+
+redis-py spends about 100 µs of CPU on every round trip it makes on its own (a
+connection out of the pool and back, a timeout, the retry wrapper), but only about 25 µs
+per command inside a pipeline of a few dozen. Under load many callbacks wait on Redis at
+once, so their commands are queued and sent in the next pipeline: while one pipeline is
+out, the next one fills. A lone caller waits for nobody; its pipeline leaves on the next
+turn of the event loop.
+
+Each caller's commands stay adjacent and in order, and every script stays atomic on the
+server, so batching changes no outcome: a pipeline without MULTI promises nothing about
+the commands of different callers, and none relies on that.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from typing import Any
+
+import redis.asyncio as redis
+
+Command = Sequence[Any]
+
+
+class CommandBatcher:
+    """Queues commands and sends each batch as one non-transactional pipeline."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+        self._waiting: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]] = []
+        self._sender: asyncio.Task[None] | None = None
+
+    async def execute(self, commands: Sequence[Command]) -> list[Any]:
+        """Send `commands` back to back; their replies in order, a failed one as its exception.
+
+        A connection failure fails every caller of that pipeline with the same exception.
+        """
+        future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._waiting.append((commands, future))
+        if self._sender is None:
+            self._sender = asyncio.create_task(self._send_while_waiting())
+        return await future
+
+    async def _send_while_waiting(self) -> None:
+        try:
+            while self._waiting:
+                batch, self._waiting = self._waiting, []
+                await self._send(batch)
+        finally:
+            self._sender = None
+
+    async def _send(self, batch: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]]) -> None:
+        try:
+            async with self._client.pipeline(transaction=False) as pipe:
+                for commands, _ in batch:
+                    for command in commands:
+                        pipe.execute_command(*command)
+                replies: list[Any] = await pipe.execute(raise_on_error=False)
+        except Exception as exc:
+            for _, future in batch:
+                if not future.done():
+                    future.set_exception(exc)
+            return
+        except BaseException:
+            for _, future in batch:
+                future.cancel()
+            raise
+        start = 0
+        for commands, future in batch:
+            if not future.done():  # its caller may have given up (a timeout)
+                future.set_result(replies[start : start + len(commands)])
+            start += len(commands)

@@ -1,0 +1,106 @@
+"""Batching Redis commands: concurrent callers share round trips and get their own replies."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+import redis.asyncio as redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import ResponseError
+
+from crcr.stores.redis_batching import CommandBatcher
+
+
+class CountingClient(redis.Redis):
+    """A real client that counts the pipelines (round trips) it is asked for."""
+
+    pipelines = 0
+
+    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
+        self.pipelines += 1
+        return super().pipeline(*args, **kwargs)
+
+
+@pytest.fixture
+async def client(redis_url: str, redis_namespace: str) -> AsyncIterator[CountingClient]:
+    connection = CountingClient.from_url(redis_url, decode_responses=True)
+    yield connection
+    await connection.aclose()
+
+
+async def test_each_caller_gets_its_own_replies_in_order(
+    client: CountingClient, redis_namespace: str
+) -> None:
+    batcher = CommandBatcher(client)
+
+    async def caller(n: int) -> list[Any]:
+        key = f"{redis_namespace}n{n}"
+        return await batcher.execute([("SET", key, n), ("INCRBY", key, n), ("GET", key)])
+
+    replies = await asyncio.gather(*(caller(n) for n in range(100)))
+
+    assert replies == [[True, 2 * n, str(2 * n)] for n in range(100)]
+
+
+async def test_concurrent_callers_share_round_trips(
+    client: CountingClient, redis_namespace: str
+) -> None:
+    batcher = CommandBatcher(client)
+
+    await asyncio.gather(*(batcher.execute([("PING",)]) for _ in range(50)))
+
+    # The first caller's pipeline leaves on the next loop turn with all 50 in it.
+    assert client.pipelines == 1
+
+
+async def test_a_lone_caller_is_sent_at_once(client: CountingClient) -> None:
+    batcher = CommandBatcher(client)
+
+    assert await batcher.execute([("PING",)]) == [True]
+    assert await batcher.execute([("ECHO", "again")]) == ["again"]
+    assert client.pipelines == 2
+
+
+async def test_a_failed_command_fails_only_its_own_reply(
+    client: CountingClient, redis_namespace: str
+) -> None:
+    batcher = CommandBatcher(client)
+    hash_key = f"{redis_namespace}hash"
+    await client.hset(hash_key, "field", "value")
+
+    wrong, right = await asyncio.gather(
+        batcher.execute([("INCR", hash_key), ("HGET", hash_key, "field")]),
+        batcher.execute([("ECHO", "fine")]),
+    )
+
+    assert isinstance(wrong[0], ResponseError)
+    assert wrong[1] == "value"
+    assert right == ["fine"]
+
+
+async def test_a_caller_that_gives_up_does_not_disturb_the_others(client: CountingClient) -> None:
+    batcher = CommandBatcher(client)
+    impatient = asyncio.create_task(batcher.execute([("ECHO", "late")]))
+    patient = asyncio.create_task(batcher.execute([("ECHO", "kept")]))
+    await asyncio.sleep(0)  # both are queued; the pipeline has not left yet
+    impatient.cancel()
+
+    assert await patient == ["kept"]
+    assert impatient.cancelled()
+
+
+async def test_an_unreachable_server_fails_every_caller_of_the_batch() -> None:
+    unreachable = redis.Redis(host="127.0.0.1", port=1, retry=Retry(NoBackoff(), 0))
+    batcher = CommandBatcher(unreachable)
+
+    results = await asyncio.gather(
+        *(batcher.execute([("PING",)]) for _ in range(3)), return_exceptions=True
+    )
+
+    assert all(isinstance(result, RedisConnectionError) for result in results)
+    await unreachable.aclose()
