@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
+from starlette.types import Receive, Scope
 
 
 class BodyTooLarge(Exception):
@@ -13,19 +14,38 @@ class BodyTooLarge(Exception):
         self.limit = limit
 
 
+def header(scope: Scope, name: bytes) -> str | None:
+    """One request header of a bare ASGI scope (`name` in lower case), or None."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return str(value.decode("latin-1"))
+    return None
+
+
 async def read_capped_body(request: Request, limit: int) -> bytes:
+    """`read_capped_asgi_body` for a Starlette request."""
+    return await read_capped_asgi_body(request.scope, request.receive, limit)
+
+
+async def read_capped_asgi_body(scope: Scope, receive: Receive, limit: int) -> bytes:
     """Read the body, refusing early on Content-Length and again while streaming.
 
     Content-Length may be absent (chunked) or lie, so the streamed size is checked too.
+    Raises `ClientDisconnect` if the client goes away first.
     """
-    declared = request.headers.get("content-length", "")
+    declared = header(scope, b"content-length") or ""
     if declared.isdigit() and int(declared) > limit:
         raise BodyTooLarge(limit)
     chunks: list[bytes] = []
     size = 0
-    async for chunk in request.stream():
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientDisconnect
+        chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge(limit)
         chunks.append(chunk)
-    return b"".join(chunks)
+        if not message.get("more_body", False):
+            return b"".join(chunks)

@@ -13,11 +13,13 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse
+import orjson
+from fastapi import APIRouter
 from starlette.requests import ClientDisconnect
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
-from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.http_body import BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_accept import forward_answer, process_job_callback, run_hooks
@@ -51,55 +53,77 @@ class Answer(Exception):
         self.headers = headers or {}
 
 
-def callback_router(deps: CallbackDeps | Callable[[], CallbackDeps]) -> APIRouter:
+def callback_router(
+    deps: CallbackDeps | Callable[[], CallbackDeps] | CallbackEndpoint,
+) -> APIRouter:
     """The callback routes, with and without the trailing slash (the reference takes both).
 
     `deps` may be a function returning them, for apps that open their stores in the
     lifespan, after the routes are declared (e.g. `lambda: app.state.callback_deps`).
     """
     router = APIRouter(tags=["relay"])
-    resolve = deps if callable(deps) else (lambda: deps)
-
-    async def github_callback(request: Request) -> JSONResponse:
-        """Receive a downstream CI status report."""
-        return await handle_callback(resolve(), request)
-
+    if isinstance(deps, CallbackEndpoint):
+        endpoint = deps
+    else:
+        endpoint = CallbackEndpoint(deps if callable(deps) else (lambda: deps))
     for path in CALLBACK_PATHS:
-        # A plain Starlette route: the endpoint reads and checks the body itself, so
-        # FastAPI's per-request dependency solving would only add CPU to the hot path.
-        router.add_route(path, github_callback, methods=["POST"], include_in_schema=False)
+        router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
     return router
 
 
-async def handle_callback(deps: CallbackDeps, request: Request) -> JSONResponse:
-    """Run the checks in order and turn the outcome (or failure) into a response."""
+class CallbackEndpoint:
+    """The callback route as a bare ASGI app.
+
+    It is the hot path: building a Starlette `Request`, a `JSONResponse` and FastAPI's
+    per-request machinery cost more CPU than several of the checks themselves, and
+    this endpoint needs none of it (it reads its own body and answers JSON).
+    """
+
+    def __init__(self, deps: Callable[[], CallbackDeps]) -> None:
+        self._deps = deps
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        status_code, body, headers = await handle_callback(self._deps(), scope, receive)
+        encoded = orjson.dumps(body)
+        raw_headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(encoded)).encode()),
+            *((name.encode(), value.encode()) for name, value in headers.items()),
+        ]
+        await send({"type": "http.response.start", "status": status_code, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": encoded})
+
+
+async def handle_callback(
+    deps: CallbackDeps, scope: Scope, receive: Receive
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Run the checks in order; the status, JSON body and headers to answer with."""
     started = time.perf_counter()
     outcome = "error"
+    headers: dict[str, str] = {}
     try:
-        status_code, body, outcome = await _checked_callback(deps, request)
-        response = JSONResponse(body, status_code=status_code)
+        status_code, body, outcome = await _checked_callback(deps, scope, receive)
     except Answer as answer:
         outcome = _outcome_of(answer.status_code, answer.body)
-        response = JSONResponse(answer.body, answer.status_code, headers=answer.headers)
+        status_code, body, headers = answer.status_code, answer.body, answer.headers
     except StateStoreUnavailable as exc:
         # Fail closed: without the store nothing can be checked or recorded safely.
         log.error("state store unavailable during a callback: %s", exc)
         outcome = "unavailable"
-        response = JSONResponse(
-            {"error": "state store unavailable, retry later"}, 503, headers={"Retry-After": "5"}
-        )
+        status_code, body = 503, {"error": "state store unavailable, retry later"}
+        headers = {"Retry-After": "5"}
     except ClientDisconnect:
         # The caller gave up (its own timeout); it will retry, and a repeat is idempotent.
         log.warning("callback client disconnected before its body was read")
         outcome = "disconnected"
-        response = JSONResponse({"error": "client disconnected"}, 400)
+        status_code, body = 400, {"error": "client disconnected"}
     except Exception:
         request_id = uuid.uuid4().hex
         log.exception("callback failed (request id %s)", request_id)
-        response = JSONResponse({"error": "internal error", "request_id": request_id}, 500)
+        status_code, body = 500, {"error": "internal error", "request_id": request_id}
     CALLBACKS.labels(outcome=outcome).inc()
     CALLBACK_SECONDS.observe(time.perf_counter() - started)
-    return response
+    return status_code, body, headers
 
 
 def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
@@ -112,11 +136,11 @@ def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
 
 
 async def _checked_callback(
-    deps: CallbackDeps, request: Request
+    deps: CallbackDeps, scope: Scope, receive: Receive
 ) -> tuple[int, dict[str, Any], str]:
     # 1. token: the repository is whatever the verified token says.
     try:
-        identity = await deps.verifier.verify(request.headers.get("authorization"))
+        identity = await deps.verifier.verify(header(scope, b"authorization"))
     except KeysUnavailable as exc:
         # Not the caller's fault: answer so that the reporter retries.
         raise Answer(503, {"error": exc.reason}, {"Retry-After": "30"}) from None
@@ -136,7 +160,7 @@ async def _checked_callback(
     try:
         parsed: tuple[CallbackBody, dict[str, Any]] | CallbackRejected
         try:
-            raw = await read_capped_body(request, MAX_BODY_BYTES)
+            raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
         except BodyTooLarge as exc:
             raise CallbackRejected(413, f"body: {exc}") from None
         parsed = parse_callback(raw)
