@@ -36,7 +36,7 @@ async def client(redis_url: str, redis_namespace: str) -> AsyncIterator[Counting
 async def test_each_caller_gets_its_own_replies_in_order(
     client: CountingClient, redis_namespace: str
 ) -> None:
-    batcher = CommandBatcher(client)
+    batcher = CommandBatcher(client, timeout=5)
 
     async def caller(n: int) -> list[Any]:
         key = f"{redis_namespace}n{n}"
@@ -50,7 +50,7 @@ async def test_each_caller_gets_its_own_replies_in_order(
 async def test_concurrent_callers_share_round_trips(
     client: CountingClient, redis_namespace: str
 ) -> None:
-    batcher = CommandBatcher(client)
+    batcher = CommandBatcher(client, timeout=5)
 
     await asyncio.gather(*(batcher.execute([("PING",)]) for _ in range(50)))
 
@@ -59,7 +59,7 @@ async def test_concurrent_callers_share_round_trips(
 
 
 async def test_a_lone_caller_is_sent_at_once(client: CountingClient) -> None:
-    batcher = CommandBatcher(client)
+    batcher = CommandBatcher(client, timeout=5)
 
     assert await batcher.execute([("PING",)]) == [True]
     assert await batcher.execute([("ECHO", "again")]) == ["again"]
@@ -69,7 +69,7 @@ async def test_a_lone_caller_is_sent_at_once(client: CountingClient) -> None:
 async def test_a_failed_command_fails_only_its_own_reply(
     client: CountingClient, redis_namespace: str
 ) -> None:
-    batcher = CommandBatcher(client)
+    batcher = CommandBatcher(client, timeout=5)
     hash_key = f"{redis_namespace}hash"
     await client.hset(hash_key, "field", "value")
 
@@ -84,7 +84,7 @@ async def test_a_failed_command_fails_only_its_own_reply(
 
 
 async def test_a_caller_that_gives_up_does_not_disturb_the_others(client: CountingClient) -> None:
-    batcher = CommandBatcher(client)
+    batcher = CommandBatcher(client, timeout=5)
     impatient = asyncio.create_task(batcher.execute([("ECHO", "late")]))
     patient = asyncio.create_task(batcher.execute([("ECHO", "kept")]))
     await asyncio.sleep(0)  # both are queued; the pipeline has not left yet
@@ -96,7 +96,7 @@ async def test_a_caller_that_gives_up_does_not_disturb_the_others(client: Counti
 
 async def test_an_unreachable_server_fails_every_caller_of_the_batch() -> None:
     unreachable = redis.Redis(host="127.0.0.1", port=1, retry=Retry(NoBackoff(), 0))
-    batcher = CommandBatcher(unreachable)
+    batcher = CommandBatcher(unreachable, timeout=5)
 
     results = await asyncio.gather(
         *(batcher.execute([("PING",)]) for _ in range(3)), return_exceptions=True
@@ -104,3 +104,22 @@ async def test_an_unreachable_server_fails_every_caller_of_the_batch() -> None:
 
     assert all(isinstance(result, RedisConnectionError) for result in results)
     await unreachable.aclose()
+
+
+async def test_a_server_that_never_answers_times_the_whole_batch_out() -> None:
+    async def swallow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # reads until the client hangs up, answers nothing
+        writer.close()
+
+    silent = await asyncio.start_server(swallow, "127.0.0.1", 0)
+    port = silent.sockets[0].getsockname()[1]
+    client = redis.Redis(host="127.0.0.1", port=port, retry=Retry(NoBackoff(), 0))
+    batcher = CommandBatcher(client, timeout=0.2)
+
+    results = await asyncio.gather(
+        *(batcher.execute([("PING",)]) for _ in range(3)), return_exceptions=True
+    )
+
+    assert all(isinstance(result, TimeoutError) for result in results)
+    await client.aclose()
+    silent.close()

@@ -26,15 +26,17 @@ Command = Sequence[Any]
 class CommandBatcher:
     """Queues commands and sends each batch as one non-transactional pipeline."""
 
-    def __init__(self, client: redis.Redis) -> None:
+    def __init__(self, client: redis.Redis, *, timeout: float) -> None:
         self._client = client
+        self._timeout = timeout
         self._waiting: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]] = []
         self._sender: asyncio.Task[None] | None = None
 
     async def execute(self, commands: Sequence[Command]) -> list[Any]:
         """Send `commands` back to back; their replies in order, a failed one as its exception.
 
-        A connection failure fails every caller of that pipeline with the same exception.
+        A connection failure fails every caller of that pipeline with the same exception,
+        and so does a round trip longer than the timeout (`TimeoutError`).
         """
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
         self._waiting.append((commands, future))
@@ -52,7 +54,7 @@ class CommandBatcher:
 
     async def _send(self, batch: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]]) -> None:
         try:
-            async with self._client.pipeline(transaction=False) as pipe:
+            async with asyncio.timeout(self._timeout), self._client.pipeline(False) as pipe:
                 for commands, _ in batch:
                     for command in commands:
                         pipe.execute_command(*command)

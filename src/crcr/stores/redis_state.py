@@ -82,11 +82,19 @@ class RedisStateStore:
     database without touching each other's keys.
     """
 
-    def __init__(self, client: redis.Redis, *, prefix: str = DEFAULT_PREFIX) -> None:
+    def __init__(
+        self,
+        client: redis.Redis,
+        *,
+        prefix: str = DEFAULT_PREFIX,
+        batch_client: redis.Redis | None = None,
+        timeout: float = 5.0,
+    ) -> None:
         self._client = client
         self._keys = RedisKeys(prefix)
         self._scripts: dict[str, AsyncScript] = {}
-        self._batcher = CommandBatcher(client)
+        self._batch_client = batch_client
+        self._batcher = CommandBatcher(batch_client or client, timeout=timeout)
 
     @classmethod
     def from_url(
@@ -97,22 +105,33 @@ class RedisStateStore:
         timeout: float = 5.0,
         max_connections: int = 32,
     ) -> RedisStateStore:
-        """Build a store on one connection pool; nothing connects until the first call.
+        """Build a store on two connection pools; nothing connects until the first call.
 
-        The pool blocks (up to `timeout`) rather than failing when every connection is
-        busy, so a burst of callbacks queues for Redis instead of erroring.
+        The pools block (up to `timeout`) rather than failing when every connection is
+        busy, so a burst of callbacks queues for Redis instead of erroring. Batched
+        commands have a pool of their own without a per-reply socket timeout: redis-py
+        would arm one for every reply of a pipeline, and the batcher times the whole
+        round trip instead.
         """
-        pool = redis.BlockingConnectionPool.from_url(
-            url,
-            max_connections=max_connections,
+
+        def pool(socket_timeout: float | None) -> redis.BlockingConnectionPool:
+            return redis.BlockingConnectionPool.from_url(
+                url,
+                max_connections=max_connections,
+                timeout=timeout,
+                decode_responses=True,
+                socket_timeout=socket_timeout,
+                socket_connect_timeout=timeout,
+                # Ride out a blip, but fail closed within a second when Redis is gone.
+                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+            )
+
+        return cls(
+            redis.Redis.from_pool(pool(timeout)),
+            prefix=prefix,
+            batch_client=redis.Redis.from_pool(pool(None)),
             timeout=timeout,
-            decode_responses=True,
-            socket_timeout=timeout,
-            socket_connect_timeout=timeout,
-            # Ride out a blip, but fail closed within a second when Redis is gone.
-            retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
         )
-        return cls(redis.Redis.from_pool(pool), prefix=prefix)
 
     @contextmanager
     def _unavailable_on_error(self) -> Iterator[None]:
@@ -165,6 +184,8 @@ class RedisStateStore:
 
     async def close(self) -> None:
         await self._client.aclose()
+        if self._batch_client is not None:
+            await self._batch_client.aclose()
 
     # --- idempotency and dispatch records -------------------------------------
     async def claim_once(self, key: str, ttl: int) -> bool:
