@@ -18,6 +18,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 from typing import Any
 
 from anyio import to_thread
@@ -71,9 +72,12 @@ class JobReport:
     workflow_run_url: str | None
     artifact_url: str | None
 
-    @property
+    @cached_property
     def job_key(self) -> str:
-        """Digest of the execution's identity: a re-run (new attempt or check run) differs."""
+        """Digest of the execution's identity: a re-run (new attempt or check run) differs.
+
+        Cached: the write path asks for it several times per report.
+        """
         parts = (
             self.downstream_repo.lower(),
             self.delivery_id,

@@ -121,7 +121,7 @@ def write_statements(dialect: str) -> WriteStatements:
     return WriteStatements(
         select_jobs=select_jobs,
         select_jobs_for_update=select_jobs.with_for_update(),
-        insert_job=insert(JOBS),
+        insert_job=insert(JOBS).values({name: bindparam(name) for name in JOB_COLUMNS}),
         update_job=update(JOBS)
         .where(JOBS.c.id == bindparam("row_id"))
         .values({name: bindparam(f"v_{name}") for name in JOB_COLUMNS}),

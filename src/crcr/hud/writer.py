@@ -16,6 +16,7 @@ from sqlalchemy import Connection, Engine, delete
 from sqlalchemy.exc import IntegrityError
 
 from crcr.hud.db import write_transaction
+from crcr.hud.driver_sql import execute_many
 from crcr.hud.merge import merged_row, row_facts
 from crcr.hud.rollups import RollupChange, rollup_change
 from crcr.hud.statements import (
@@ -115,18 +116,18 @@ def _write_batch(
         _touch(backends, row, now)
     fresh = [rows[key] for key in keys if key in rows and key not in stored]
     if fresh:
-        connection.execute(sql.insert_job, fresh)
+        execute_many(connection, sql.insert_job, fresh)
     changed = [
         {"row_id": stored[key]["id"], **{f"v_{name}": rows[key][name] for name in JOB_COLUMNS}}
         for key in keys
         if key in stored and rows[key] is not stored[key]
     ]
     if changed:
-        connection.execute(sql.update_job, changed)
+        execute_many(connection, sql.update_job, changed)
     apply_rollup_change(connection, _summed(changes))
     commits.finish()
     if backends:
-        connection.execute(sql.touch_backend, list(backends.values()))
+        execute_many(connection, sql.touch_backend, list(backends.values()))
     return outcomes
 
 
@@ -213,7 +214,7 @@ class _CommitChanges:
 
     def flush(self) -> None:
         if self._pending:
-            self._connection.execute(self._sql.add_commit, list(self._pending.values()))
+            execute_many(self._connection, self._sql.add_commit, list(self._pending.values()))
             self._pending = {}
 
     def finish(self) -> None:
@@ -245,7 +246,7 @@ def _add_counts(
         {**dict(zip(table.key, key, strict=True)), **{c: d.get(c, 0) for c in table.counters}}
         for key, d in deltas.items()
     ]
-    connection.execute(table.add, params)
+    execute_many(connection, table.add, params)
     size = "count" if "count" in table.counters else "jobs"
     emptied = [
         dict(zip(table.key, key, strict=True)) for key, d in deltas.items() if d.get(size, 0) < 0
