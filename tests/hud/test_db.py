@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from alembic.autogenerate import compare_metadata
@@ -42,3 +44,22 @@ def test_migrating_twice_is_a_no_op(migrated_engine: Engine) -> None:
 
     tables = set(inspect(migrated_engine).get_table_names())
     assert {"hud_jobs", "hud_rollup_daily", "hud_rollup_prs", "hud_latency_buckets"} <= tables
+
+
+MIGRATE = """
+import sys
+from crcr.hud.db import create_results_engine, migrate
+migrate(create_results_engine(sys.argv[1]))
+"""
+
+
+def test_workers_starting_together_on_a_new_sqlite_file_all_migrate(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'hud.db'}"
+    starts = [subprocess.Popen([sys.executable, "-c", MIGRATE, url]) for _ in range(4)]
+
+    assert [start.wait(timeout=120) for start in starts] == [0, 0, 0, 0]
+    engine = create_results_engine(url)
+    with engine.connect() as connection:
+        versions = connection.execute(text("SELECT count(*) FROM alembic_version")).scalar()
+    engine.dispose()
+    assert versions == 1

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -80,25 +80,38 @@ def write_transaction(engine: Engine) -> Iterator[Connection]:
         with engine.begin() as connection:
             yield connection
         return
-    lock = _SQLITE_WRITE_LOCKS.get(engine)
-    if lock is None:
-        database = engine.url.database or ":memory:"
-        lock = SqliteWriteLock(None if database == ":memory:" else Path(database).expanduser())
-        lock = _SQLITE_WRITE_LOCKS.setdefault(engine, lock)
-    with lock.held(), engine.connect() as connection:
+    with _sqlite_write_lock(engine).held(), engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection
 
 
+def _sqlite_write_lock(engine: Engine) -> SqliteWriteLock:
+    lock = _SQLITE_WRITE_LOCKS.get(engine)
+    if lock is None:
+        database = engine.url.database or ":memory:"
+        lock = SqliteWriteLock(None if database == ":memory:" else Path(database).expanduser())
+        lock = _SQLITE_WRITE_LOCKS.setdefault(engine, lock)
+    return lock
+
+
 def migrate(engine: Engine) -> None:
-    """Bring the schema to the newest migration (idempotent, safe across instances)."""
+    """Bring the schema to the newest migration (idempotent, safe across instances).
+
+    Instances starting together (`crcr serve --workers 2` on a new data directory) take
+    turns: PostgreSQL through an advisory lock, SQLite through the writers' file lock.
+    Without it, two SQLite migrations each read, then both try to write, and SQLite
+    fails one at once ("database is locked") rather than make it wait.
+    """
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", "crcr.hud:migrations")
-    with engine.connect() as connection:
+    sqlite_turn = (
+        _sqlite_write_lock(engine).held() if engine.dialect.name == "sqlite" else nullcontext()
+    )
+    with sqlite_turn, engine.connect() as connection:
         postgres = connection.dialect.name == "postgresql"
         if postgres:
             connection.execute(text("SELECT pg_advisory_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
