@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
@@ -61,3 +62,61 @@ def test_an_in_memory_database_needs_no_file(tmp_path: Path) -> None:
     with SqliteWriteLock(None).held():
         pass
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_the_event_loop_takes_a_free_lock_at_once(tmp_path: Path) -> None:
+    lock = SqliteWriteLock(tmp_path / "hud.db")
+
+    async with lock.held_async():
+        assert not lock._acquire(blocking=False)  # held: nobody else gets it
+    assert lock._acquire(blocking=False)  # and it was given back
+    lock._release()
+
+
+async def test_the_event_loop_waits_for_a_held_lock_without_blocking(tmp_path: Path) -> None:
+    lock = SqliteWriteLock(tmp_path / "hud.db")
+    holder_has_it, let_go = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock.held():
+            holder_has_it.set()
+            let_go.wait(timeout=30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holder_has_it.wait(timeout=30)
+    waiter = asyncio.create_task(_enter_and_leave(lock))
+    await asyncio.sleep(0)  # the waiter is now waiting, in a thread of its own
+    assert not waiter.done()  # and the loop still runs this test
+
+    let_go.set()
+    await asyncio.wait_for(waiter, timeout=30)
+    holder.join()
+
+
+async def test_a_waiter_that_gives_up_leaves_the_lock_free(tmp_path: Path) -> None:
+    lock = SqliteWriteLock(tmp_path / "hud.db")
+    holder_has_it, let_go = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with lock.held():
+            holder_has_it.set()
+            let_go.wait(timeout=30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    holder_has_it.wait(timeout=30)
+    waiter = asyncio.create_task(_enter_and_leave(lock))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    let_go.set()
+    holder.join()
+
+    # The abandoned attempt gets the lock in its thread and gives it straight back.
+    await asyncio.wait_for(_enter_and_leave(lock), timeout=30)
+    assert waiter.cancelled()
+
+
+async def _enter_and_leave(lock: SqliteWriteLock) -> None:
+    async with lock.held_async():
+        pass

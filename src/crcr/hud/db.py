@@ -70,23 +70,26 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 @contextmanager
-def write_transaction(engine: Engine) -> Iterator[Connection]:
+def write_transaction(engine: Engine, *, locked: bool = False) -> Iterator[Connection]:
     """A connection inside a write transaction, committed on success.
 
     SQLite admits one writer at a time and its busy handler waits by sleeping and polling,
-    so writers of every process sharing the file queue on `SqliteWriteLock` instead.
+    so writers of every process sharing the file queue on `sqlite_writer_lock` instead;
+    `locked` says the caller holds it already.
     """
     if engine.dialect.name != "sqlite":
         with engine.begin() as connection:
             yield connection
         return
-    with _sqlite_write_lock(engine).held(), engine.connect() as connection:
+    turn = nullcontext() if locked else sqlite_writer_lock(engine).held()
+    with turn, engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection
 
 
-def _sqlite_write_lock(engine: Engine) -> SqliteWriteLock:
+def sqlite_writer_lock(engine: Engine) -> SqliteWriteLock:
+    """The lock every writer of this engine's SQLite file takes (see `write_transaction`)."""
     lock = _SQLITE_WRITE_LOCKS.get(engine)
     if lock is None:
         database = engine.url.database or ":memory:"
@@ -109,7 +112,7 @@ def migrate(engine: Engine) -> None:
     config = Config()
     config.set_main_option("script_location", "crcr.hud:migrations")
     sqlite_turn = (
-        _sqlite_write_lock(engine).held() if engine.dialect.name == "sqlite" else nullcontext()
+        sqlite_writer_lock(engine).held() if engine.dialect.name == "sqlite" else nullcontext()
     )
     with sqlite_turn, engine.connect() as connection:
         postgres = connection.dialect.name == "postgresql"

@@ -24,6 +24,7 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine
 
+from crcr.hud.db import sqlite_writer_lock
 from crcr.hud.writer import write_reports
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
@@ -303,13 +304,27 @@ class HudIngestor:
         # Shielded: a caller that stops waiting does not stop the write of its batch.
         return IngestResult(outcome=await asyncio.shield(outcome), job_key=report.job_key)
 
+    async def _write(self, reports: list[tuple[JobReport, datetime]]) -> list[str | Exception]:
+        """Write one batch: on SQLite in the event loop's thread, elsewhere in a worker thread.
+
+        A SQLite batch is CPU work holding a lock that other processes wait for. Written
+        from a worker thread, it queued for the GIL behind the event loop at every SQLite
+        call while holding that lock, and the other worker's callbacks stalled on it
+        (half the machine idle at 2 workers). In the loop's thread it runs start to end;
+        only waiting for the lock happens in a worker thread.
+        """
+        if self._engine.dialect.name != "sqlite":
+            return await to_thread.run_sync(write_reports, self._engine, reports)
+        async with sqlite_writer_lock(self._engine).held_async():
+            return write_reports(self._engine, reports, locked=True)
+
     async def _write_pending(self) -> None:
         while self._pending:
             batch = self._pending[: self._max_batch]
             del self._pending[: self._max_batch]
             reports = [(report, now) for report, now, _ in batch]
             try:
-                results = await to_thread.run_sync(write_reports, self._engine, reports)
+                results = await self._write(reports)
             except BaseException as exc:  # the hand-off itself failed, or shutdown
                 for _, _, outcome in batch:
                     if not outcome.done():

@@ -12,12 +12,13 @@ shell).
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import threading
 import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 
@@ -32,20 +33,63 @@ class SqliteWriteLock:
 
     @contextmanager
     def held(self) -> Iterator[None]:
-        """Hold the lock for the duration of one write transaction."""
-        with self._threads:
-            if self._path is None:
-                yield
-                return
-            if self._descriptor is None or self._opened_by != os.getpid():
-                # A forked child shares its parent's open file and so its flock: it opens
-                # its own.
-                self._descriptor = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o644)
-                self._opened_by = os.getpid()
-                # Engines are dropped without notice; the descriptor goes with its lock.
-                weakref.finalize(self, os.close, self._descriptor)
-            fcntl.flock(self._descriptor, fcntl.LOCK_EX)
+        """Hold the lock for the duration of one write transaction (blocks the thread)."""
+        self._acquire(blocking=True)
+        try:
+            yield
+        finally:
+            self._release()
+
+    @asynccontextmanager
+    async def held_async(self) -> AsyncIterator[None]:
+        """Hold the lock from the event loop: taken at once if free, else waited for in a thread.
+
+        The holder then writes in the loop's own thread, so it never waits for the GIL
+        while other processes wait for it.
+        """
+        if not self._acquire(blocking=False):
+            waiting = asyncio.ensure_future(asyncio.to_thread(self._acquire, blocking=True))
             try:
-                yield
-            finally:
-                fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+                await asyncio.shield(waiting)
+            except asyncio.CancelledError:
+                # The thread cannot be stopped: whenever it gets the lock, give it back.
+                waiting.add_done_callback(self._release_if_acquired)
+                raise
+        try:
+            yield
+        finally:
+            self._release()
+
+    def _acquire(self, *, blocking: bool) -> bool:
+        if not self._threads.acquire(blocking=blocking):
+            return False
+        if self._path is None:
+            return True
+        try:
+            flags = fcntl.LOCK_EX if blocking else fcntl.LOCK_EX | fcntl.LOCK_NB
+            fcntl.flock(self._file(), flags)
+        except BlockingIOError:
+            self._threads.release()
+            return False
+        except BaseException:
+            self._threads.release()
+            raise
+        return True
+
+    def _release(self) -> None:
+        if self._descriptor is not None and self._path is not None:
+            fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+        self._threads.release()
+
+    def _release_if_acquired(self, attempt: asyncio.Future[bool]) -> None:
+        if not attempt.cancelled() and attempt.exception() is None and attempt.result():
+            self._release()
+
+    def _file(self) -> int:
+        if self._descriptor is None or self._opened_by != os.getpid():
+            # A forked child shares its parent's open file and so its flock: it opens its own.
+            self._descriptor = os.open(str(self._path), os.O_RDWR | os.O_CREAT, 0o644)
+            self._opened_by = os.getpid()
+            # Engines are dropped without notice; the descriptor goes with its lock.
+            weakref.finalize(self, os.close, self._descriptor)
+        return self._descriptor
