@@ -65,12 +65,13 @@ class Hud:
             self._retention_task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._retention_task
+        await self.ingestor.close()
         await to_thread.run_sync(self.engine.dispose)
 
 
 async def open_hud(settings: Settings, *, retention: bool = True) -> Hud:
     """Connect to the results store, apply migrations, and start the retention task."""
-    engine = create_results_engine(settings.hud_database_url)
+    engine = create_results_engine(settings.hud_database_url, manual_checkpoints=True)
     await to_thread.run_sync(migrate, engine)
     hud = Hud(
         engine=engine,

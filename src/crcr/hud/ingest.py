@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine
 
-from crcr.hud.db import sqlite_writer_lock
+from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.writer import write_reports
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
@@ -32,7 +33,12 @@ SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
 STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 _WORD = re.compile(r"^[a-z_]{1,30}$")
+log = logging.getLogger(__name__)
+
 MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the writer
+# SQLite batches between WAL checkpoints (~10-15 WAL pages each; SQLite's own default
+# is a checkpoint per 1,000 pages).
+CHECKPOINT_EVERY = 32
 
 
 class IngestRejected(Exception):
@@ -293,6 +299,8 @@ class HudIngestor:
         self._max_batch = max_batch
         self._pending: list[tuple[JobReport, datetime, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._batches_since_checkpoint = 0
+        self._checkpoint: asyncio.Task[None] | None = None
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
@@ -316,7 +324,25 @@ class HudIngestor:
         if self._engine.dialect.name != "sqlite":
             return await to_thread.run_sync(write_reports, self._engine, reports)
         async with sqlite_writer_lock(self._engine).held_async():
-            return write_reports(self._engine, reports, locked=True)
+            results = write_reports(self._engine, reports, locked=True)
+        self._batches_since_checkpoint += 1
+        idle = self._checkpoint is None or self._checkpoint.done()
+        if self._batches_since_checkpoint >= CHECKPOINT_EVERY and idle:
+            self._batches_since_checkpoint = 0
+            self._checkpoint = asyncio.create_task(self._checkpoint_wal())
+        return results
+
+    async def _checkpoint_wal(self) -> None:
+        """A WAL checkpoint in a worker thread: its fsync stays off the event loop."""
+        try:
+            await to_thread.run_sync(checkpoint_wal, self._engine)
+        except Exception as exc:  # the next one will try again
+            log.warning("HUD WAL checkpoint failed: %s", exc)
+
+    async def close(self) -> None:
+        """Let a running WAL checkpoint finish."""
+        if self._checkpoint is not None:
+            await self._checkpoint
 
     async def _write_pending(self) -> None:
         while self._pending:
