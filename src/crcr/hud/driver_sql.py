@@ -16,6 +16,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from sqlalchemy import Connection, Date, DateTime, TypeDecorator
+from sqlalchemy.exc import IntegrityError
 
 Convert = Callable[[Any], Any]
 
@@ -80,7 +81,16 @@ class DriverStatement:
                 }
                 for row in rows
             ]
-        connection.exec_driver_sql(self.sql, params)
+        # The DBAPI cursor itself: `exec_driver_sql` would still build an execution
+        # context per call (~25 µs, as much as SQLite's own work for a batch of eight).
+        driver = connection.dialect.loaded_dbapi
+        cursor = connection.connection.cursor()
+        try:
+            cursor.executemany(self.sql, params)
+        except driver.IntegrityError as exc:  # what the writer's insert-race retry expects
+            raise IntegrityError(self.sql, params, exc) from exc
+        finally:
+            cursor.close()
 
 
 _COMPILED: dict[tuple[int, str], tuple[Any, DriverStatement]] = {}
