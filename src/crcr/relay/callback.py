@@ -22,13 +22,18 @@ from starlette.types import Receive, Scope, Send
 from crcr.http_body import BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist import Level
-from crcr.relay.callback_accept import forward_answer, process_job_callback, run_hooks
+from crcr.relay.callback_accept import (
+    callback_payload_for,
+    forward_answer,
+    process_job_callback,
+    run_hooks,
+)
 from crcr.relay.callback_binding import bind_to_dispatch
 from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
 from crcr.relay.callback_schema import (
     MAX_BODY_BYTES,
-    CallbackBody,
     CallbackRejected,
+    ParsedCallback,
     parse_callback,
 )
 from crcr.relay.hud_body import build_hud_body
@@ -158,7 +163,7 @@ async def _checked_callback(
     # share one store round trip; the answers keep SPEC §5's order: a caller over the
     # limit gets 429 whatever its body, and nothing is written before every check passed.
     try:
-        parsed: tuple[CallbackBody, dict[str, Any]] | CallbackRejected
+        parsed: ParsedCallback | CallbackRejected
         try:
             raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
         except BodyTooLarge as exc:
@@ -168,23 +173,23 @@ async def _checked_callback(
         parsed = exc
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
     raw_record: dict[str, Any] | None = None
-    if isinstance(parsed, CallbackRejected) or parsed[0].is_self_report:
+    if isinstance(parsed, CallbackRejected) or parsed.body.is_self_report:
         decision = await deps.store.hit_rate_limit(*rate)
     else:
         decision, raw_record = await deps.store.hit_rate_limit_and_get_dispatch(
-            *rate, parsed[0].delivery_id, entry.repo
+            *rate, parsed.body.delivery_id, entry.repo
         )
     if not decision.allowed:
         retry_after = str(max(1, decision.retry_after))
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
-    body, document = parsed
+    body = parsed.body
 
     try:
         # 5. nightly / periodic self-reports.
         if body.is_self_report:
-            return await _self_report(deps, verified_repo, entry.level, body, document)
+            return await _self_report(deps, verified_repo, entry.level, parsed)
         # 6. binding to the dispatch record (keyed by the allowlist's spelling).
         record = bind_to_dispatch(raw_record, body)
     except CallbackRejected as exc:
@@ -195,8 +200,7 @@ async def _checked_callback(
         deps,
         verified_repo=verified_repo,
         level=entry.level,
-        body=body,
-        document=document,
+        callback=parsed,
         record=record,
     )
     verdict = job.classification
@@ -210,14 +214,12 @@ async def _checked_callback(
 
 
 async def _self_report(
-    deps: CallbackDeps,
-    verified_repo: str,
-    level: Level,
-    body: CallbackBody,
-    document: dict[str, Any],
+    deps: CallbackDeps, verified_repo: str, level: Level, callback: ParsedCallback
 ) -> tuple[int, dict[str, Any], str]:
     """Forward a nightly/periodic result as informational: no dispatch, no state machine."""
+    body = callback.body
     sha = check_self_report(body)
+    document = callback_payload_for(deps, callback)
     upstream = deps.settings.upstream_repo
     verified = await commit_verified(deps.store, deps.commit_exists, upstream, sha)
     hud_body = build_hud_body(

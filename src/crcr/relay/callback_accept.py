@@ -9,19 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook, CallbackDeps
-from crcr.relay.callback_schema import CallbackBody
+from crcr.relay.callback_schema import CallbackBody, ParsedCallback
 from crcr.relay.hud_body import (
     build_hud_body,
     dispatch_section,
     elapsed,
     queue_time,
-    without_echoed_payload,
 )
 from crcr.relay.hud_forwarder import Delivery, ForwardResult
 from crcr.relay.job_state import (
@@ -46,6 +45,13 @@ class JobOutcome:
     forward: ForwardResult | None = None
 
 
+def callback_payload_for(deps: CallbackDeps, callback: ParsedCallback) -> dict[str, Any]:
+    """`untrusted.callback_payload`: the whole body only for a HUD that reads the echo."""
+    if deps.forwarder.wants_echoed_payload:
+        return callback.as_received()
+    return callback.without_payload()
+
+
 def job_key_for(body: CallbackBody, repo: str) -> str:
     """The store key of the job a callback reports on."""
     workflow = body.workflow
@@ -59,11 +65,11 @@ async def process_job_callback(
     *,
     verified_repo: str,
     level: Level,
-    body: CallbackBody,
-    document: Mapping[str, Any],
+    callback: ParsedCallback,
     record: DispatchRecord,
 ) -> JobOutcome:
     """Apply the transition and, if it applied, forward to the HUD and run the hooks."""
+    body = callback.body
     now = deps.clock()
     key = job_key_for(body, verified_repo)
     status = body.workflow.status
@@ -78,7 +84,7 @@ async def process_job_callback(
             verified_repo=verified_repo,
             level=str(level),
             record=record.to_store(),
-            callback=without_echoed_payload(document),
+            callback=callback.without_payload(),
         )
     else:
         data["completed_at"] = now
@@ -102,6 +108,7 @@ async def process_job_callback(
         previous = transition.previous.data if transition.previous else {}
         timing = (previous.get("queue_time"), elapsed(now, previous.get("in_progress_at")))
 
+    document = callback_payload_for(deps, callback)
     hud_body = build_hud_body(
         verified_repo=verified_repo,
         level=str(level),

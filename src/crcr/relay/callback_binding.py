@@ -34,19 +34,17 @@ def check_echo(record: DispatchRecord, body: CallbackBody) -> None:
         raise CallbackRejected(400, "event_type: does not match the dispatch")
     payload = body.payload
     if context.event_type == "pull_request":
-        pull_request = payload.get("pull_request")
-        if not isinstance(pull_request, Mapping):
+        pull_request = payload.pull_request
+        if pull_request is None:
             raise CallbackRejected(
                 400, "payload.pull_request: required for a pull_request dispatch"
             )
-        head = pull_request.get("head")
-        echoed_sha = head.get("sha") if isinstance(head, Mapping) else None
+        echoed_sha = pull_request.head.sha if pull_request.head is not None else None
         _same_sha("payload.pull_request.head.sha", echoed_sha, context.head_sha)
-        echoed_number = pull_request.get("number")
-        if not _same_number(echoed_number, context.pr_number):
+        if not _same_number(pull_request.number, context.pr_number):
             raise CallbackRejected(400, "payload.pull_request.number: does not match the dispatch")
     elif context.event_type == "push":
-        _same_sha("payload.after", payload.get("after"), context.head_sha)
+        _same_sha("payload.after", payload.after, context.head_sha)
 
 
 def _same_sha(field: str, echoed: object, recorded: str) -> None:

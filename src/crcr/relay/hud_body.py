@@ -78,12 +78,3 @@ def payload_for_timeout(
     workflow = dict(callback_payload.get("workflow") or {})
     workflow.update(status="completed", conclusion="timed_out", completed_at=iso_utc(completed_at))
     return {**callback_payload, "workflow": workflow}
-
-
-def without_echoed_payload(callback_payload: Mapping[str, Any]) -> dict[str, Any]:
-    """The callback body minus the echoed webhook payload (up to 64 KiB).
-
-    Kept in the job record so the sweeper can write a timed_out row; the HUD takes the
-    upstream facts from `trusted.dispatch`, so the echoed payload adds nothing there.
-    """
-    return {key: value for key, value in callback_payload.items() if key != "payload"}

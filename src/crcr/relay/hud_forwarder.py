@@ -47,7 +47,14 @@ class HudResponse:
 
 
 class HudTransport(Protocol):
-    """One way of handing a body to the HUD."""
+    """One way of handing a body to the HUD.
+
+    `wants_echoed_payload`: whether the HUD reads the echoed webhook payload. Ours takes
+    the upstream facts from `trusted.dispatch`; a HUD reached over HTTP may be PyTorch's,
+    which reads them from the payload, so it gets the callback body as received.
+    """
+
+    wants_echoed_payload: bool
 
     async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
         """Deliver `body`; raise `HudUnreachable` when the HUD cannot answer."""
@@ -62,6 +69,8 @@ class Ingestor(Protocol):
 
 class InProcessHudTransport:
     """Hand bodies to the HUD running in this process."""
+
+    wants_echoed_payload = False
 
     def __init__(self, ingestor: Ingestor) -> None:
         self._ingestor = ingestor
@@ -86,6 +95,8 @@ class InProcessHudTransport:
 
 class HttpHudTransport:
     """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry."""
+
+    wants_echoed_payload = True
 
     def __init__(
         self,
@@ -159,6 +170,7 @@ class HudForwarder:
     """Sends bodies to the HUD; what cannot be delivered now goes to the retry queue."""
 
     def __init__(self, transport: HudTransport, store: StateStore, *, timeout: float) -> None:
+        self.wants_echoed_payload = transport.wants_echoed_payload
         self.transport = transport
         self._store = store
         self._timeout = timeout
