@@ -26,6 +26,7 @@ from crcr.stores.keys import (
     ttl_milliseconds,
 )
 from crcr.stores.redis_batching import Command, CommandBatcher
+from crcr.stores.redis_packing import pack_with_hiredis
 from crcr.stores.state import (
     JobRecord,
     LeasedItem,
@@ -115,15 +116,17 @@ class RedisStateStore:
         """
 
         def pool(socket_timeout: float | None) -> redis.BlockingConnectionPool:
-            return redis.BlockingConnectionPool.from_url(
-                url,
-                max_connections=max_connections,
-                timeout=timeout,
-                decode_responses=True,
-                socket_timeout=socket_timeout,
-                socket_connect_timeout=timeout,
-                # Ride out a blip, but fail closed within a second when Redis is gone.
-                retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+            return pack_with_hiredis(
+                redis.BlockingConnectionPool.from_url(
+                    url,
+                    max_connections=max_connections,
+                    timeout=timeout,
+                    decode_responses=True,
+                    socket_timeout=socket_timeout,
+                    socket_connect_timeout=timeout,
+                    # Ride out a blip, but fail closed within a second when Redis is gone.
+                    retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+                )
             )
 
         return cls(
