@@ -1,6 +1,7 @@
 """Callback throughput, latency and CPU per callback, with the load generator on the same cores.
 
-Run: `python -m bench.callbacks [--concurrency 1 16 64] [--seconds 10] [--workers 1 2]`.
+Run: `python -m bench.callbacks [--concurrency 1 16 64] [--seconds 10] [--workers 1 2]
+[--repeat 5]`.
 
 The relay runs as `crcr serve` would (uvicorn, N worker processes, Redis state shared by
 the workers, the in-process SQLite HUD in WAL) on loopback. This process serves the
@@ -338,25 +339,56 @@ def main() -> None:
     )
     parser.add_argument("--py-spy", help="profile each measured run's workers to PREFIX.*")
     parser.add_argument("--json", type=Path, help="also write the summaries here")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="runs per setting, each on a fresh relay"
+    )
     args = parser.parse_args()
 
     summaries = []
     print(HEADER, flush=True)
     for workers in args.workers:
-        with running_relay(args, workers) as relay:
-            next_job = 0
-            warm = run_load(relay, args, 8 * workers, args.warmup, next_job)
-            next_job += warm["jobs"]
-            for concurrency in args.concurrency:
-                result = run_load(relay, args, concurrency, args.seconds, next_job)
-                next_job += result["jobs"]
-                summary = summarise(workers, concurrency, result)
-                summaries.append(summary)
-                print(row(summary), flush=True)
-                if summary["accepted"] != summary["requests"]:
-                    print(f"  not all accepted: {summary['statuses']} {summary['failures']}")
+        for _ in range(args.repeat):
+            with running_relay(args, workers) as relay:
+                next_job = 0
+                warm = run_load(relay, args, 8 * workers, args.warmup, next_job)
+                next_job += warm["jobs"]
+                for concurrency in args.concurrency:
+                    result = run_load(relay, args, concurrency, args.seconds, next_job)
+                    next_job += result["jobs"]
+                    summary = summarise(workers, concurrency, result)
+                    summaries.append(summary)
+                    print(row(summary), flush=True)
+                    if summary["accepted"] != summary["requests"]:
+                        print(f"  not all accepted: {summary['statuses']} {summary['failures']}")
+    if args.repeat > 1:
+        print_medians(summaries, args.repeat)
     if args.json:
         args.json.write_text(json.dumps(summaries, indent=2))
+
+
+def print_medians(summaries: list[dict[str, Any]], repeat: int) -> None:
+    """The median run of each setting (by rate), with the range over all its runs.
+
+    This VM's CPU speed drifts by ±15 % from minute to minute, so one run proves little.
+    """
+    print(f"\nmedian of {repeat} runs (range over the runs in brackets)")
+    print("| workers | concurrency | callbacks/s | p50 ms | p99 ms | relay CPU ms/cb |")
+    print("|---|---|---|---|---|---|")
+    settings = sorted({(s["workers"], s["concurrency"]) for s in summaries})
+    for workers, concurrency in settings:
+        runs = sorted(
+            (s for s in summaries if (s["workers"], s["concurrency"]) == (workers, concurrency)),
+            key=lambda s: s["rate"],
+        )
+        median = runs[len(runs) // 2]
+        rates = f"{runs[0]['rate']:,.0f}-{runs[-1]['rate']:,.0f}"
+        p99s = sorted(s["p99_ms"] for s in runs)
+        print(
+            f"| {workers} | {concurrency} | {median['rate']:,.0f} ({rates}) "
+            f"| {median['p50_ms']:.1f} | {median['p99_ms']:.1f} "
+            f"({p99s[0]:.1f}-{p99s[-1]:.1f}) "
+            f"| {median['relay_ms']:.2f} |"
+        )
 
 
 if __name__ == "__main__":

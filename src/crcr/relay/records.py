@@ -8,7 +8,7 @@ repo cannot put a check on a commit it was not dispatched for.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from enum import StrEnum
 from typing import Any
 
@@ -19,6 +19,10 @@ class DispatchStatus(StrEnum):
     PENDING = "pending"
     DISPATCHED = "DISPATCHED"
     FAILED = "failed"
+
+
+def _shallow_fields(instance: Any) -> dict[str, Any]:
+    return {field.name: getattr(instance, field.name) for field in fields(instance)}
 
 
 @dataclass(frozen=True)
@@ -51,9 +55,14 @@ class DispatchRecord:
         return self.status in (DispatchStatus.PENDING, DispatchStatus.DISPATCHED)
 
     def to_store(self) -> dict[str, Any]:
-        """Flatten into the JSON-able mapping the state store keeps."""
-        flat = asdict(self)
+        """Flatten into the JSON-able mapping the state store keeps.
+
+        Field by field rather than `dataclasses.asdict`, which deep-copies every value:
+        each accepted `in_progress` callback stores its dispatch record in the job.
+        """
+        flat = _shallow_fields(self)
         flat["status"] = str(self.status)
+        flat["context"] = _shallow_fields(self.context)
         flat["context"]["labels"] = list(self.context.labels)
         return flat
 
