@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from crcr.gc_tuning import SERVING_THRESHOLDS, tune_for_serving
+from crcr.gc_tuning import SERVING_THRESHOLDS, freeze_what_exists, tune_for_serving
 
 
 @pytest.fixture
@@ -29,3 +29,14 @@ def test_serving_collects_less_often_and_skips_the_start_up_objects() -> None:
     cycle.append(cycle)
     del cycle
     assert gc.collect() >= 1
+
+
+@pytest.mark.usefixtures("restored_gc")
+def test_what_the_app_opens_at_start_up_is_frozen_too() -> None:
+    tune_for_serving()
+    frozen_at_build = gc.get_freeze_count()
+    opened_later = [{"store": n} for n in range(1000)]
+
+    freeze_what_exists()
+
+    assert gc.get_freeze_count() >= frozen_at_build + len(opened_later)

@@ -48,11 +48,13 @@ def create_app(
     *,
     runtime: OpenRuntime = open_runtime,
     background: bool = True,
+    started: Callable[[], None] | None = None,
 ) -> FastAPI:
     """Build the relay + HUD app.
 
     `runtime` opens the live parts when the app starts; a test or the demo passes its
-    own opener to bind them to the sandbox. `background` runs the sweeper.
+    own opener to bind them to the sandbox. `background` runs the sweeper. `started` is
+    called once everything is open, before the first request.
     """
 
     @asynccontextmanager
@@ -62,6 +64,8 @@ def create_app(
         app.state.hud = opened.hud
         if background:
             opened.start_background()
+        if started is not None:
+            started()
         try:
             yield
         finally:
@@ -117,10 +121,10 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 def create_app_from_environment() -> FastAPI:
     """Factory for uvicorn (`crcr serve`): settings from the environment, JSON logs."""
-    from crcr.gc_tuning import tune_for_serving
+    from crcr.gc_tuning import freeze_what_exists, tune_for_serving
     from crcr.log_format import configure_json_logging
 
     configure_json_logging()
-    app = create_app(load_settings())
+    app = create_app(load_settings(), started=freeze_what_exists)
     tune_for_serving()
     return app
