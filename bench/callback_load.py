@@ -122,6 +122,7 @@ class Plan:
     repos: int
     deliveries: int
     tokens: dict[str, list[str]]
+    rate: float | None = None  # callbacks/s offered (open loop); None: each client back to back
 
 
 class Connection:
@@ -155,6 +156,8 @@ class Generator:
         self.statuses: Counter[str] = Counter()
         self.failures: list[str] = []
         self.token_turn: Counter[str] = Counter()
+        self.started = 0.0
+        self.slot = 0
 
     def _head(self, repo: str, length: int) -> bytes:
         tokens = self.plan.tokens[repo]
@@ -175,7 +178,7 @@ class Generator:
                 self.next_job += 1
                 for status in ("in_progress", "completed"):
                     body = callback_body(work, status)
-                    started = time.perf_counter()
+                    started = await self._turn()
                     code, answer = await connection.post(self._head(work.repo, len(body)), body)
                     self.latencies.append(time.perf_counter() - started)
                     outcome = f"{code} {_status_word(answer)}"
@@ -185,9 +188,25 @@ class Generator:
         finally:
             writer.close()
 
+    async def _turn(self) -> float:
+        """When this request counts from: now, or its slot in the open-loop schedule.
+
+        Open loop, a request's latency runs from the moment it was due, not from when a
+        client got round to sending it, so a relay that falls behind is charged for the
+        queue it causes (no coordinated omission).
+        """
+        if self.plan.rate is None:
+            return time.perf_counter()
+        due = self.started + self.slot / self.plan.rate
+        self.slot += 1
+        wait = due - time.perf_counter()
+        if wait > 0:
+            await asyncio.sleep(wait)  # pacing the offered load, not waiting on a result
+        return due
+
     async def run(self) -> dict[str, Any]:
         cpu = os.times()
-        started = time.perf_counter()
+        started = self.started = time.perf_counter()
         deadline = started + self.plan.seconds
         await asyncio.gather(*(self._client(deadline) for _ in range(self.plan.concurrency)))
         elapsed = time.perf_counter() - started

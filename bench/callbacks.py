@@ -241,6 +241,7 @@ def run_load(
                 "repos": args.repos,
                 "deliveries": args.deliveries,
                 "tokens": relay.tokens,
+                "rate": args.rate if seconds == args.seconds else None,
             },
             plan_file,
         )
@@ -342,9 +343,17 @@ def main() -> None:
     parser.add_argument(
         "--repeat", type=int, default=1, help="runs per setting, each on a fresh relay"
     )
+    parser.add_argument(
+        "--rate",
+        type=float,
+        help="offer this many callbacks/s (open loop, latency from when each was due); "
+        "default: closed loop, every client sends again as soon as it is answered",
+    )
     args = parser.parse_args()
 
     summaries = []
+    if args.rate:
+        print(f"open loop: {args.rate:,.0f} callbacks/s offered")
     print(HEADER, flush=True)
     for workers in args.workers:
         for _ in range(args.repeat):
