@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from crcr.stores.sqlite_write_lock import SqliteWriteLock
@@ -68,34 +72,49 @@ async def test_the_event_loop_takes_a_free_lock_at_once(tmp_path: Path) -> None:
     lock = SqliteWriteLock(tmp_path / "hud.db")
 
     async with lock.held_async():
-        assert not lock._acquire(blocking=False)  # held: nobody else gets it
-    assert lock._acquire(blocking=False)  # and it was given back
-    lock._release()
+        assert not another_process_could_take(tmp_path / "hud.db.lock")
+    assert another_process_could_take(tmp_path / "hud.db.lock")
+
+
+def another_process_could_take(lock_file: Path) -> bool:
+    """Try the advisory lock through a descriptor of our own, as another process would."""
+    descriptor = os.open(lock_file, os.O_RDWR)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(descriptor)  # closing the descriptor also lets go of a lock it took
+    return True
 
 
 async def test_the_event_loop_waits_for_a_held_lock_without_blocking(tmp_path: Path) -> None:
     lock = SqliteWriteLock(tmp_path / "hud.db")
-    holder_has_it, let_go = threading.Event(), threading.Event()
 
-    def hold() -> None:
-        with lock.held():
-            holder_has_it.set()
-            let_go.wait(timeout=30)
+    with held_by_another_thread(lock):
+        waiter = asyncio.create_task(_enter_and_leave(lock))
+        await asyncio.sleep(0)  # the waiter is now waiting, in a thread of its own
+        assert not waiter.done()  # and the loop still runs this test
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    holder_has_it.wait(timeout=30)
-    waiter = asyncio.create_task(_enter_and_leave(lock))
-    await asyncio.sleep(0)  # the waiter is now waiting, in a thread of its own
-    assert not waiter.done()  # and the loop still runs this test
-
-    let_go.set()
     await asyncio.wait_for(waiter, timeout=30)
-    holder.join()
 
 
 async def test_a_waiter_that_gives_up_leaves_the_lock_free(tmp_path: Path) -> None:
     lock = SqliteWriteLock(tmp_path / "hud.db")
+
+    with held_by_another_thread(lock):
+        waiter = asyncio.create_task(_enter_and_leave(lock))
+        await asyncio.sleep(0)
+        waiter.cancel()
+
+    # The abandoned attempt gets the lock in its thread and gives it straight back.
+    await asyncio.wait_for(_enter_and_leave(lock), timeout=30)
+    assert waiter.cancelled()
+
+
+@contextmanager
+def held_by_another_thread(lock: SqliteWriteLock) -> Iterator[None]:
+    """The lock held by a thread of this process until the block ends."""
     holder_has_it, let_go = threading.Event(), threading.Event()
 
     def hold() -> None:
@@ -106,15 +125,11 @@ async def test_a_waiter_that_gives_up_leaves_the_lock_free(tmp_path: Path) -> No
     holder = threading.Thread(target=hold)
     holder.start()
     holder_has_it.wait(timeout=30)
-    waiter = asyncio.create_task(_enter_and_leave(lock))
-    await asyncio.sleep(0)
-    waiter.cancel()
-    let_go.set()
-    holder.join()
-
-    # The abandoned attempt gets the lock in its thread and gives it straight back.
-    await asyncio.wait_for(_enter_and_leave(lock), timeout=30)
-    assert waiter.cancelled()
+    try:
+        yield
+    finally:
+        let_go.set()
+        holder.join()
 
 
 async def _enter_and_leave(lock: SqliteWriteLock) -> None:
