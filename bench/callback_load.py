@@ -123,6 +123,7 @@ class Plan:
     deliveries: int
     tokens: dict[str, list[str]]
     rate: float | None = None  # callbacks/s offered (open loop); None: each client back to back
+    fresh_connections: bool = False  # a new connection per callback, as `crcr report` makes
 
 
 class Connection:
@@ -170,8 +171,7 @@ class Generator:
         ).encode()
 
     async def _client(self, deadline: float) -> None:
-        reader, writer = await asyncio.open_connection(self.plan.host, self.plan.port)
-        connection = Connection(reader, writer)
+        connection: Connection | None = None
         try:
             while time.perf_counter() < deadline:
                 work = job(self.next_job, self.repos, self.plan.deliveries)
@@ -179,14 +179,24 @@ class Generator:
                 for status in ("in_progress", "completed"):
                     body = callback_body(work, status)
                     started = await self._turn()
+                    if connection is None:
+                        connection = await self._connect()
                     code, answer = await connection.post(self._head(work.repo, len(body)), body)
+                    if self.plan.fresh_connections:
+                        connection.writer.close()
+                        connection = None
                     self.latencies.append(time.perf_counter() - started)
                     outcome = f"{code} {_status_word(answer)}"
                     self.statuses[outcome] += 1
                     if outcome != "200 accepted" and len(self.failures) < 5:
                         self.failures.append(f"{outcome}: {answer[:200]!r}")
         finally:
-            writer.close()
+            if connection is not None:
+                connection.writer.close()
+
+    async def _connect(self) -> Connection:
+        reader, writer = await asyncio.open_connection(self.plan.host, self.plan.port)
+        return Connection(reader, writer)
 
     async def _turn(self) -> float:
         """When this request counts from: now, or its slot in the open-loop schedule.

@@ -242,6 +242,7 @@ def run_load(
                 "deliveries": args.deliveries,
                 "tokens": relay.tokens,
                 "rate": args.rate if seconds == args.seconds else None,
+                "fresh_connections": args.fresh_connections,
             },
             plan_file,
         )
@@ -349,9 +350,16 @@ def main() -> None:
         help="offer this many callbacks/s (open loop, latency from when each was due); "
         "default: closed loop, every client sends again as soon as it is answered",
     )
+    parser.add_argument(
+        "--fresh-connections",
+        action="store_true",
+        help="a new TCP connection per callback, as `crcr report` makes (default: keep-alive)",
+    )
     args = parser.parse_args()
 
     summaries = []
+    if args.fresh_connections:
+        print("a new connection per callback")
     if args.rate:
         print(f"open loop: {args.rate:,.0f} callbacks/s offered")
     print(HEADER, flush=True)
