@@ -20,7 +20,6 @@ import random
 import statistics
 import time
 import uuid
-from collections import Counter
 from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -37,7 +36,7 @@ from crcr.hud.ingest import HudIngestor
 from crcr.hud.merge import row_facts
 from crcr.hud.models import Job
 from crcr.hud.queries import HudQueries
-from crcr.hud.rollups import RollupChange, rollup_change
+from crcr.hud.rollups import RollupChange, rollup_change, summed
 from crcr.hud.statements import JOBS
 from crcr.hud.writer import apply_rollup_change
 
@@ -89,15 +88,10 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
         }
 
 
-def _merge(total: RollupChange, change: RollupChange) -> None:
-    for key, counters in change.daily.items():
-        merged = Counter(total.daily.get(key, {}))
-        merged.update(counters)
-        total.daily[key] = dict(merged)
-    for pr_key, n in change.prs.items():
-        total.prs[pr_key] = total.prs.get(pr_key, 0) + n
-    for bucket_key, n in change.buckets.items():
-        total.buckets[bucket_key] = total.buckets.get(bucket_key, 0) + n
+def _with_batch(engine: Engine, rollups: RollupChange, batch: list[dict[str, Any]]) -> RollupChange:
+    """Insert one batch of rows; the rollups so far plus theirs."""
+    _insert_jobs(engine, batch)
+    return summed([rollups, *(rollup_change(None, row_facts(row)) for row in batch)])
 
 
 def _insert_jobs(engine: Engine, batch: list[dict[str, Any]]) -> None:
@@ -125,12 +119,11 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
     batch: list[dict[str, Any]] = []
     for row in _rows(rows, backends, days, now):
         batch.append(row)
-        _merge(rollups, rollup_change(None, row_facts(row)))
         if len(batch) == BATCH:
-            _insert_jobs(engine, batch)
+            rollups = _with_batch(engine, rollups, batch)
             batch = []
     if batch:
-        _insert_jobs(engine, batch)
+        rollups = _with_batch(engine, rollups, batch)
     with write_transaction(engine) as connection:
         apply_rollup_change(connection, rollups)
         connection.execute(

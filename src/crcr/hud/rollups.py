@@ -149,17 +149,18 @@ def percentile_from_buckets(counts: Sequence[tuple[int, int]], fraction: float) 
     return bucket_value(ordered[-1][0])
 
 
-def facts_rollup(rows: Iterable[JobFacts]) -> RollupChange:
-    """The rollups a set of rows should produce (tests compare the store against it)."""
-    total = RollupChange(daily={}, prs={}, buckets={})
-    for row in rows:
-        change = rollup_change(None, row)
+def summed(changes: Iterable[RollupChange]) -> RollupChange:
+    """The net of several changes; zero entries left out, as `rollup_change` does."""
+    daily: dict[DailyKey, Counter[str]] = {}
+    prs: Counter[PrKey] = Counter()
+    buckets: Counter[BucketKey] = Counter()
+    for change in changes:
         for key, counters in change.daily.items():
-            merged = Counter(total.daily.get(key, {}))
-            merged.update(counters)
-            total.daily[key] = dict(merged)
-        for pr_key, n in change.prs.items():
-            total.prs[pr_key] = total.prs.get(pr_key, 0) + n
-        for bucket_key, n in change.buckets.items():
-            total.buckets[bucket_key] = total.buckets.get(bucket_key, 0) + n
-    return total
+            daily.setdefault(key, Counter()).update(counters)
+        prs.update(change.prs)
+        buckets.update(change.buckets)
+    return RollupChange(
+        daily={k: nonzero for k, v in daily.items() if (nonzero := _nonzero(v))},
+        prs=_nonzero(prs),
+        buckets=_nonzero(buckets),
+    )

@@ -7,7 +7,6 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
@@ -18,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from crcr.hud.db import write_transaction
 from crcr.hud.driver_sql import execute_many
 from crcr.hud.merge import merged_row, row_facts
-from crcr.hud.rollups import RollupChange, rollup_change
+from crcr.hud.rollups import RollupChange, rollup_change, summed
 from crcr.hud.statements import (
     BUCKETS,
     COMMIT_KEY,
@@ -128,7 +127,7 @@ def _write_batch(
     ]
     if changed:
         execute_many(connection, sql.update_job, changed)
-    apply_rollup_change(connection, _summed(changes))
+    apply_rollup_change(connection, changes[0] if len(changes) == 1 else summed(changes))
     commits.finish()
     if backends:
         execute_many(connection, sql.touch_backend, list(backends.values()))
@@ -149,27 +148,6 @@ def _touch(backends: dict[str, dict[str, Any]], row: Mapping[str, Any], now: dat
     if row["downstream_repo_level"] is not None:
         entry["level"] = row["downstream_repo_level"]
     entry["last_run_at"] = max(entry["last_run_at"], now)
-
-
-def _summed(changes: Sequence[RollupChange]) -> RollupChange:
-    """The net of several changes; zero entries left out, as `rollup_change` does."""
-    if len(changes) == 1:
-        return changes[0]
-    daily: dict[Any, Counter[str]] = {}
-    prs: Counter[Any] = Counter()
-    buckets: Counter[Any] = Counter()
-    for change in changes:
-        for key, counters in change.daily.items():
-            daily.setdefault(key, Counter()).update(counters)
-        prs.update(change.prs)
-        buckets.update(change.buckets)
-    return RollupChange(
-        daily={
-            k: nonzero for k, v in daily.items() if (nonzero := {c: n for c, n in v.items() if n})
-        },
-        prs={k: n for k, n in prs.items() if n},
-        buckets={k: n for k, n in buckets.items() if n},
-    )
 
 
 class _CommitChanges:
