@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import secrets
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from starlette.routing import Mount
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 from crcr.app import create_app
 from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
@@ -64,14 +64,6 @@ WORKFLOWS = {
     L4_REPO: WorkflowSpec("critical-ci", jobs=(JobSpec("test", QUICK, tests=50),)),
 }
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 DEMO_COMMAND = [sys.executable, "-m", "crcr", "demo"]
 DEMO_OPTIONS = ["--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "end-to-end"
@@ -200,16 +192,6 @@ async def test_a_pr_opened_upstream_ends_as_hud_rows_for_l2_and_above(loop: Loop
     verdicts = {(r.repo, r.verdict) for r in loop.ci.reporter.records}
     assert verdicts == {(L1_REPO, "ignored"), (L2_REPO, "accepted"), (L4_REPO, "accepted")}
     assert loop.ci.snapshot().report_errors == 0
-
-
-def require_chromium() -> None:
-    """Skip (locally) or fail (in CI) when Chromium is not installed."""
-    if CHROMIUM.exists():
-        return
-    reason = f"Chromium is not installed at {CHROMIUM}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI requires it)")
-    pytest.skip(reason)
 
 
 @pytest.mark.browser

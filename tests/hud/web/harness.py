@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import threading
 from collections.abc import Callable
 from datetime import datetime
-from pathlib import Path
 
-import pytest
 import uvicorn
 from fastapi import FastAPI
 from pydantic import SecretStr
@@ -20,25 +17,7 @@ from crcr.hud.ingest import HudIngestor
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TOKEN = "test-hud-token"
-
-
-def require_chromium() -> None:
-    """Skip (locally) or fail (in CI) when Chromium is not installed."""
-    if CHROMIUM.exists():
-        return
-    reason = f"Chromium is not installed at {CHROMIUM}"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI requires it)")
-    pytest.skip(reason)
 
 
 def hud_app(engine: Engine, clock: Callable[[], datetime], *, per_page: int = 25) -> FastAPI:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
-from tests.hud.web.harness import CHROMIUM, CHROMIUM_ARGS, require_chromium
 
 pytestmark = pytest.mark.browser
 
