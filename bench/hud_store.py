@@ -34,10 +34,9 @@ from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.ingest import HudIngestor
 from crcr.hud.merge import row_facts
-from crcr.hud.models import Job
+from crcr.hud.models import JOBS, Job
 from crcr.hud.queries import HudQueries
 from crcr.hud.rollups import RollupChange, rollup_change, summed
-from crcr.hud.statements import JOBS
 from crcr.hud.writer import apply_rollup_change
 
 JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]

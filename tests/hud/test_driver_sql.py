@@ -9,7 +9,8 @@ from sqlalchemy import Engine, insert, select, text
 
 from crcr.hud.db import write_transaction
 from crcr.hud.driver_sql import execute_many
-from crcr.hud.statements import BACKENDS, DAILY, write_statements
+from crcr.hud.models import BACKENDS, DAILY
+from crcr.hud.statements import write_statements
 
 SEEN = datetime(2026, 3, 1, 12, 30, 0, tzinfo=UTC)  # microsecond 0: stored with .000000
 RUN = datetime(2026, 3, 1, 15, 0, 0, 250_000, tzinfo=timezone(timedelta(hours=2)))

@@ -18,6 +18,7 @@ from sqlalchemy import (
     Integer,
     SmallInteger,
     String,
+    Table,
     Text,
     TypeDecorator,
 )
@@ -187,3 +188,12 @@ class LatencyBucket(Base):
     metric: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
     count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+# The tables themselves, for Core statements (the write path and the views use Core).
+JOBS: Table = Job.__table__  # type: ignore[assignment]
+DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
+PRS: Table = DailyPr.__table__  # type: ignore[assignment]
+BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
+BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
+COMMITS: Table = Commit.__table__  # type: ignore[assignment]

@@ -15,14 +15,8 @@ from typing import Any
 from sqlalchemy import Table, and_, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from crcr.hud.models import Backend, Commit, DailyPr, DailyRollup, Job, LatencyBucket
+from crcr.hud.models import BACKENDS, BUCKETS, COMMITS, DAILY, JOBS, PRS
 
-JOBS: Table = Job.__table__  # type: ignore[assignment]
-DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
-PRS: Table = DailyPr.__table__  # type: ignore[assignment]
-BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
-BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
-COMMITS: Table = Commit.__table__  # type: ignore[assignment]
 COMMIT_KEY = ("downstream_repo", "pr_number", "head_sha")
 
 DAILY_KEY = ("downstream_repo", "day", "event_type")

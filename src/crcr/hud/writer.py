@@ -17,15 +17,11 @@ from sqlalchemy.exc import IntegrityError
 from crcr.hud.db import write_transaction
 from crcr.hud.driver_sql import execute_many
 from crcr.hud.merge import merged_row, row_facts
+from crcr.hud.models import BUCKETS, COMMITS, DAILY, JOBS, PRS
 from crcr.hud.rollups import RollupChange, rollup_change, summed
 from crcr.hud.statements import (
-    BUCKETS,
     COMMIT_KEY,
-    COMMITS,
-    DAILY,
     JOB_COLUMNS,
-    JOBS,
-    PRS,
     RollupTable,
     WriteStatements,
     write_statements,

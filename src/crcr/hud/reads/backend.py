@@ -13,6 +13,7 @@ from datetime import date, datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
+from crcr.hud.models import BACKENDS, COMMITS, DAILY, JOBS
 from crcr.hud.queries import (
     BackendPage,
     BackendStats,
@@ -23,16 +24,7 @@ from crcr.hud.queries import (
     PrRow,
 )
 from crcr.hud.reads.records import job_record
-from crcr.hud.reads.window import (
-    BACKENDS,
-    COMMITS,
-    DAILY,
-    JOBS,
-    day_start,
-    mean_seconds,
-    ratio,
-    window_days,
-)
+from crcr.hud.reads.window import day_start, mean_seconds, ratio, window_days
 from crcr.hud.shards import column_name, severity
 
 _SUMMED = ("completed", "success", "failure", "timed_out")

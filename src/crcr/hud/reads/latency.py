@@ -11,8 +11,9 @@ from datetime import date, datetime
 
 from sqlalchemy import Engine, select
 
+from crcr.hud.models import BUCKETS
 from crcr.hud.queries import LatencyPoint
-from crcr.hud.reads.window import BUCKETS, window_days
+from crcr.hud.reads.window import window_days
 from crcr.hud.rollups import EXECUTION_METRIC, QUEUE_METRIC, percentile_from_buckets
 
 Histogram = list[tuple[int, int]]

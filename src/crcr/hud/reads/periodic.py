@@ -6,8 +6,9 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
+from crcr.hud.models import BACKENDS, DAILY, JOBS
 from crcr.hud.queries import NIGHTLY_EVENT_TYPES, PeriodicRow
-from crcr.hud.reads.window import BACKENDS, DAILY, JOBS, ratio, window_days
+from crcr.hud.reads.window import ratio, window_days
 from crcr.hud.shards import severity
 
 

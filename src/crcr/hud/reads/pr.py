@@ -6,9 +6,9 @@ from collections import defaultdict
 
 from sqlalchemy import Engine, select
 
+from crcr.hud.models import BACKENDS, JOBS
 from crcr.hud.queries import JobRecord, PrBackendJobs, PrView
 from crcr.hud.reads.records import job_record
-from crcr.hud.reads.window import BACKENDS, JOBS
 
 
 def read_pr(engine: Engine, number: int) -> PrView:

@@ -7,8 +7,9 @@ from datetime import date, datetime
 
 from sqlalchemy import Engine, func, select
 
+from crcr.hud.models import BACKENDS, DAILY
 from crcr.hud.queries import BackendSummaryRow, Summary, SummaryStats, TrendPoint
-from crcr.hud.reads.window import BACKENDS, DAILY, mean_seconds, ratio, window_days
+from crcr.hud.reads.window import mean_seconds, ratio, window_days
 
 _SUMMED = (
     "completed",

@@ -4,17 +4,6 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
 
-from sqlalchemy import Table
-
-from crcr.hud.models import Backend, Commit, DailyPr, DailyRollup, Job, LatencyBucket
-
-JOBS: Table = Job.__table__  # type: ignore[assignment]
-DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
-PRS: Table = DailyPr.__table__  # type: ignore[assignment]
-BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
-BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
-COMMITS: Table = Commit.__table__  # type: ignore[assignment]
-
 
 def window_days(window: int, now: datetime | None) -> tuple[date, ...]:
     """The days of a window, oldest first; `window=1` is today alone."""
