@@ -61,6 +61,21 @@ def _data_of(fields: Mapping[str, str]) -> dict[str, Any]:
     return {k.removeprefix(_DATA): decode(v) for k, v in fields.items() if k.startswith(_DATA)}
 
 
+def _transition_args(
+    allowed_from: Collection[str | None], new: JobRecord, ttl: int
+) -> list[str | int]:
+    """TRANSITION_JOB's ARGV: ttl, whether "no record" is allowed, the allowed states, the new."""
+    states = [state for state in allowed_from if state is not None]
+    return [
+        ttl_milliseconds(ttl),
+        "1" if None in allowed_from else "0",
+        len(states),
+        *states,
+        new.state,
+        *_data_fields(new.data),
+    ]
+
+
 def _rate_args(limit: int, window_seconds: float) -> list[str | int]:
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
@@ -262,15 +277,7 @@ class RedisStateStore:
         new: JobRecord,
         ttl: int,
     ) -> Transition:
-        states = [state for state in allowed_from if state is not None]
-        args: list[str | int] = [
-            ttl_milliseconds(ttl),
-            "1" if None in allowed_from else "0",
-            len(states),
-            *states,
-            new.state,
-            *_data_fields(new.data),
-        ]
+        args = _transition_args(allowed_from, new, ttl)
         applied, previous = await self._run(lua.TRANSITION_JOB, [self._keys.job(job_key)], args)
         return Transition(applied=bool(applied), previous=_job_record(_as_dict(previous)))
 
@@ -291,15 +298,7 @@ class RedisStateStore:
         (`ZADD NX`, so a duplicate keeps the first deadline), and an entry added for a
         job found in another state is taken back at once.
         """
-        states = [state for state in allowed_from if state is not None]
-        args: list[str | int] = [
-            ttl_milliseconds(ttl),
-            "1" if None in allowed_from else "0",
-            len(states),
-            *states,
-            new.state,
-            *_data_fields(new.data),
-        ]
+        args = _transition_args(allowed_from, new, ttl)
         deadlines = self._keys.deadlines()
         track: list[Command] = (
             [("ZREM", deadlines, job_key)]
