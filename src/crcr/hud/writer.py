@@ -24,6 +24,7 @@ from crcr.hud.statements import (
     JOB_COLUMNS,
     RollupTable,
     WriteStatements,
+    update_job_setting,
     write_statements,
 )
 
@@ -116,13 +117,18 @@ def _write_batch(
     fresh = [rows[key] for key in keys if key in rows and key not in stored]
     if fresh:
         execute_many(connection, sql.insert_job, fresh)
-    changed = [
-        {"row_id": stored[key]["id"], **{f"v_{name}": rows[key][name] for name in JOB_COLUMNS}}
-        for key in keys
-        if key in stored and rows[key] is not stored[key]
-    ]
-    if changed:
-        execute_many(connection, sql.update_job, changed)
+    by_columns: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+    for key in keys:
+        if key in stored and rows[key] is not stored[key]:
+            new, old_row = rows[key], stored[key]
+            names = tuple(n for n in JOB_COLUMNS if new[n] != old_row[n])
+            if not names:  # changed, then changed back, within this batch
+                continue
+            by_columns.setdefault(names, []).append(
+                {"row_id": old_row["id"], **{f"v_{n}": new[n] for n in names}}
+            )
+    for names, params in by_columns.items():
+        execute_many(connection, update_job_setting(names), params)
     apply_rollup_change(connection, changes[0] if len(changes) == 1 else summed(changes))
     commits.finish()
     if backends:
