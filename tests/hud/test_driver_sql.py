@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta, timezone
 
 import pytest
-from sqlalchemy import Engine, insert, select, text
+from sqlalchemy import Engine, bindparam, insert, select, text
 
 from crcr.hud.db import write_transaction
-from crcr.hud.driver_sql import execute_many
+from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.models import BACKENDS, DAILY
 from crcr.hud.statements import write_statements
 
@@ -67,3 +67,21 @@ def test_a_naive_datetime_is_refused(engine: Engine) -> None:
     }
     with pytest.raises(ValueError, match="naive"), write_transaction(engine) as connection:
         execute_many(connection, statement, [naive])
+
+
+def test_rows_fetched_through_driver_sql_read_as_sqlalchemy_reads_them(engine: Engine) -> None:
+    with write_transaction(engine) as connection:
+        connection.execute(
+            insert(BACKENDS),
+            [{"repo": "read/back", "level": None, "first_seen_at": SEEN, "last_run_at": RUN}],
+        )
+    by_repo = select(BACKENDS).where(BACKENDS.c.repo == bindparam("repo"))
+
+    with engine.connect() as connection:
+        fetched = fetch_rows(connection, by_repo, {"repo": "read/back"})
+        expected = [
+            dict(row) for row in connection.execute(by_repo, {"repo": "read/back"}).mappings()
+        ]
+
+    assert fetched == expected
+    assert fetched[0]["last_run_at"] == RUN and fetched[0]["last_run_at"].tzinfo is UTC

@@ -42,6 +42,30 @@ def _sqlite_date(value: date | None) -> str | None:
     return None if value is None else value.isoformat()
 
 
+def _from_sqlite_datetime(value: str | None) -> datetime | None:
+    """A stored `UtcDateTime` as SQLAlchemy reads it back: aware, in UTC."""
+    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
+
+
+def _from_sqlite_date(value: str | None) -> date | None:
+    return None if value is None else date.fromisoformat(value)
+
+
+def _from_aware(value: datetime | None) -> datetime | None:
+    return None if value is None else value.astimezone(UTC)
+
+
+def _result_converter(kind: Any, sqlite: bool) -> Convert | None:
+    """How a column of type `kind` reads back, where the driver's value is not it already."""
+    if isinstance(kind, TypeDecorator):
+        kind = kind.impl
+    if isinstance(kind, DateTime):
+        return _from_sqlite_datetime if sqlite else _from_aware
+    if isinstance(kind, Date) and sqlite:
+        return _from_sqlite_date
+    return None
+
+
 class DriverStatement:
     """One statement in the driver's SQL, with the order and conversion of its parameters."""
 
@@ -63,6 +87,33 @@ class DriverStatement:
                 self._converts.append((position, _sqlite_date))
             # psycopg takes dates as they are, and nothing else needs converting
         self._values = operator.itemgetter(*self._names)
+        columns = getattr(statement, "selected_columns", ())
+        self._columns = tuple(column.name for column in columns)
+        self._reads = [
+            (position, convert)
+            for position, column in enumerate(columns)
+            if (convert := _result_converter(column.type, sqlite)) is not None
+        ]
+
+    def fetch_rows(self, connection: Connection, params: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """Run the select once: its rows by column name, with values as SQLAlchemy reads them."""
+        values = [params[name] for name in self._names]
+        cursor = connection.connection.cursor()
+        try:
+            cursor.execute(
+                self.sql,
+                values if self._positional else dict(zip(self._names, values, strict=True)),
+            )
+            fetched = cursor.fetchall()
+        finally:
+            cursor.close()
+        rows = []
+        for raw in fetched:
+            row = list(raw)
+            for position, convert in self._reads:
+                row[position] = convert(row[position])
+            rows.append(dict(zip(self._columns, row, strict=True)))
+        return rows
 
     def execute_many(self, connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run the statement once per row (one `executemany`); rows are keyed by bind name."""
@@ -90,14 +141,29 @@ class DriverStatement:
 _COMPILED: dict[tuple[int, str], tuple[Any, DriverStatement]] = {}
 
 
-def execute_many(connection: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-    """`connection.execute(statement, rows)` without SQLAlchemy's per-value work.
+def _compiled(connection: Connection, statement: Any) -> DriverStatement:
+    """`statement` in the driver's SQL, compiled on first use per dialect and kept.
 
-    For the long-lived statements of `crcr.hud.statements`: each is compiled on first
-    use per dialect and kept (with the statement, so its id stays its own).
+    For the long-lived statements of `crcr.hud.statements` (kept with the statement, so
+    its id stays its own).
     """
     key = (id(statement), connection.dialect.name)
     entry = _COMPILED.get(key)
     if entry is None:
         entry = _COMPILED[key] = (statement, DriverStatement(statement, connection))
-    entry[1].execute_many(connection, rows)
+    return entry[1]
+
+
+def execute_many(connection: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+    """`connection.execute(statement, rows)` without SQLAlchemy's per-value work."""
+    _compiled(connection, statement).execute_many(connection, rows)
+
+
+def fetch_rows(
+    connection: Connection, statement: Any, params: Mapping[str, Any]
+) -> list[dict[str, Any]]:
+    """`connection.execute(select, params).mappings()` as plain dicts, without its per-value work.
+
+    Not for expanding parameters (an `IN` list): their SQL depends on the list's length.
+    """
+    return _compiled(connection, statement).fetch_rows(connection, params)

@@ -40,8 +40,8 @@ class RollupTable:
 class WriteStatements:
     """Every statement one job write may run, for one dialect."""
 
-    select_jobs: Any
-    select_jobs_for_update: Any
+    select_jobs: Any  # SQLite: the keys as one JSON array (`fetch_rows`)
+    select_jobs_for_update: Any  # PostgreSQL: the keys as an expanding list
     insert_job: Any
     daily: RollupTable
     prs: RollupTable
@@ -106,14 +106,13 @@ def _add_commit(dialect: str) -> Any:
 def write_statements(dialect: str) -> WriteStatements:
     """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
     # In key order, so that concurrent writers lock rows in the same order.
-    select_jobs = (
-        select(JOBS)
+    keys = func.json_each(bindparam("job_keys")).table_valued("value")
+    return WriteStatements(
+        select_jobs=select(JOBS).where(JOBS.c.job_key.in_(select(keys.c.value))),
+        select_jobs_for_update=select(JOBS)
         .where(JOBS.c.job_key.in_(bindparam("job_keys", expanding=True)))
         .order_by(JOBS.c.job_key)
-    )
-    return WriteStatements(
-        select_jobs=select_jobs,
-        select_jobs_for_update=select_jobs.with_for_update(),
+        .with_for_update(),
         insert_job=insert(JOBS).values({name: bindparam(name) for name in JOB_COLUMNS}),
         daily=_rollup(dialect, DAILY, DAILY_KEY, DAILY_COUNTERS),
         prs=_rollup(dialect, PRS, PRS_KEY, ("jobs",)),

@@ -7,6 +7,7 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
@@ -15,7 +16,7 @@ from sqlalchemy import Connection, Engine, delete
 from sqlalchemy.exc import IntegrityError
 
 from crcr.hud.db import write_transaction
-from crcr.hud.driver_sql import execute_many
+from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.merge import merged_row, row_facts
 from crcr.hud.models import BUCKETS, COMMITS, DAILY, JOBS, PRS
 from crcr.hud.rollups import RollupChange, rollup_change, summed
@@ -91,13 +92,7 @@ def _write_batch(
     """
     sql = write_statements(connection.dialect.name)
     keys = sorted({report.job_key for report, _ in reports})
-    lookup = (
-        sql.select_jobs_for_update if connection.dialect.name == "postgresql" else sql.select_jobs
-    )
-    stored = {
-        row["job_key"]: dict(row)
-        for row in connection.execute(lookup, {"job_keys": keys}).mappings()
-    }
+    stored = {row["job_key"]: row for row in _stored_rows(connection, sql, keys)}
     rows: dict[str, dict[str, Any]] = dict(stored)
     changes: list[RollupChange] = []
     commits = _CommitChanges(connection, sql)
@@ -134,6 +129,20 @@ def _write_batch(
     if backends:
         execute_many(connection, sql.touch_backend, list(backends.values()))
     return outcomes
+
+
+def _stored_rows(
+    connection: Connection, sql: WriteStatements, keys: list[str]
+) -> list[dict[str, Any]]:
+    """The stored rows of `keys`: locked in key order on PostgreSQL, through driver SQL on SQLite.
+
+    SQLite takes the keys as one JSON array, so its statement is compiled once rather
+    than once per batch size; SQLAlchemy's result processing was ~15 % of the write path.
+    """
+    if connection.dialect.name == "postgresql":
+        result = connection.execute(sql.select_jobs_for_update, {"job_keys": keys})
+        return [dict(row) for row in result.mappings()]
+    return fetch_rows(connection, sql.select_jobs, {"job_keys": json.dumps(keys)})
 
 
 def _touch(backends: dict[str, dict[str, Any]], row: Mapping[str, Any], now: datetime) -> None:
