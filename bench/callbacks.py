@@ -158,9 +158,17 @@ def wait_ready(url: str, process: subprocess.Popen[bytes]) -> None:
     raise RuntimeError("relay did not become ready")
 
 
+@dataclass
+class RelayWorld:
+    """What a relay under test needs around it: settings, and the generator's tokens."""
+
+    env: dict[str, str]
+    tokens: dict[str, list[str]]
+
+
 @contextmanager
-def running_relay(args: argparse.Namespace, workers: int) -> Iterator[Relay]:
-    """Issuer, allowlist, dispatch records, tokens and `crcr serve` on a fresh Redis db."""
+def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
+    """Issuer, allowlist, dispatch records and tokens, on a fresh Redis database."""
     repos = bench_repos(args.repos)
     flush = redis.Redis.from_url(args.redis_url)
     flush.flushdb()
@@ -195,24 +203,33 @@ def running_relay(args: argparse.Namespace, workers: int) -> Iterator[Relay]:
             ]
             for repo in repos
         }
+        try:
+            yield RelayWorld(env, tokens)
+        finally:
+            flush.flushdb()
+            flush.close()
+
+
+@contextmanager
+def running_relay(args: argparse.Namespace, workers: int) -> Iterator[Relay]:
+    """`crcr serve` with `workers` workers in a fresh relay world."""
+    with relay_world(args) as world:
         port = free_port()
         command = [sys.executable, "-m", "crcr.cli", "serve", "--port", str(port)]
         command += ["--workers", str(workers), *args.serve_option]
-        log_path = Path(tmp) / "relay.log"
+        log_path = Path(world.env["CRCR_DATA_DIR"]).with_name("relay.log")
         with log_path.open("wb") as log:
-            process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+            process = subprocess.Popen(command, env=world.env, stdout=log, stderr=subprocess.STDOUT)
         try:
             wait_ready(f"http://127.0.0.1:{port}", process)
             time.sleep(0.5 * workers)  # every worker up, not just the first
-            yield Relay(process, port, tokens)
+            yield Relay(process, port, world.tokens)
         finally:
             process.terminate()
             process.wait(timeout=30)
             tail = log_path.read_text(errors="replace").splitlines()[-20:]
             if any("Traceback" in line or "ERROR" in line for line in tail):
                 print("relay log tail:\n" + "\n".join(tail), file=sys.stderr)
-    flush.flushdb()
-    flush.close()
 
 
 def py_spy(output: str, pid: int, seconds: float) -> subprocess.Popen[bytes]:

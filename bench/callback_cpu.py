@@ -1,0 +1,144 @@
+"""CPU per callback through the relay app itself: no HTTP server, no load generator.
+
+Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16]`.
+
+The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD) and
+driven through ASGI by `--concurrency` clients, each sending a job's `in_progress` then
+its `completed` callback, with the bodies and tokens of `bench.callbacks` made before
+the clock starts. It prints the process CPU per callback. Under callgrind, the
+difference between two `--callbacks` values divided by their difference is the
+instructions one callback costs, start-up cancelled out: a count that does not drift
+with the VM's speed, to judge a change to the callback path by.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import time
+from collections import Counter
+from typing import Any
+
+import uvloop
+
+from bench.callback_load import bench_repos, callback_body, job
+from bench.callbacks import DEFAULT_REDIS_URL, relay_world
+from crcr.app import create_app
+from crcr.gc_tuning import freeze_what_exists, tune_for_serving
+from crcr.settings import load_settings
+
+Message = dict[str, Any]
+
+
+class Lifespan:
+    """Runs an ASGI app's lifespan: startup on entry, shutdown on exit."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.state: dict[str, Any] = {}
+        self._inbox: asyncio.Queue[Message] = asyncio.Queue()
+        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Lifespan:
+        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": self.state}
+        self._task = asyncio.create_task(self.app(scope, self._inbox.get, self._outbox.put))
+        await self._inbox.put({"type": "lifespan.startup"})
+        answer = await self._outbox.get()
+        if answer["type"] != "lifespan.startup.complete":
+            raise RuntimeError(f"app failed to start: {answer}")
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self._inbox.put({"type": "lifespan.shutdown"})
+        await self._outbox.get()
+        assert self._task is not None
+        await self._task
+
+
+async def post(app: Any, state: dict[str, Any], token: str, body: bytes) -> tuple[int, bytes]:
+    """One callback through the app, as uvicorn would hand it over."""
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "POST",
+        "scheme": "http",
+        "path": "/github/callback",
+        "raw_path": b"/github/callback",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", b"relay"),
+            (b"authorization", f"Bearer {token}".encode()),
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+        ],
+        "client": ("127.0.0.1", 40000),
+        "server": ("127.0.0.1", 8000),
+        "state": dict(state),
+    }
+    sent: list[Message] = []
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if delivered:
+            await asyncio.Event().wait()  # nothing more: the client stays connected
+        delivered = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    await app(scope, receive, send)
+    status = next(m["status"] for m in sent if m["type"] == "http.response.start")
+    return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
+
+
+async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
+    repos = bench_repos(args.repos)
+    requests = [
+        (tokens[work.repo][n % len(tokens[work.repo])], callback_body(work, status))
+        for n in range(args.callbacks // 2)
+        for work in [job(n, repos, args.deliveries)]
+        for status in ("in_progress", "completed")
+    ]
+    app = create_app(load_settings(), started=freeze_what_exists)  # as `crcr serve` does
+    tune_for_serving()
+    answers: Counter[str] = Counter()
+    async with Lifespan(app) as lifespan:
+        pending = iter(range(0, len(requests), 2))
+
+        async def client() -> None:
+            for first in pending:
+                for token, body in requests[first : first + 2]:
+                    status, answer = await post(app, lifespan.state, token, body)
+                    answers[f"{status} {answer[:40]!r}"] += 1
+
+        started = time.process_time()
+        await asyncio.gather(*(client() for _ in range(args.concurrency)))
+        cpu = time.process_time() - started
+    print(
+        f"{len(requests)} callbacks: {1e6 * cpu / len(requests):.0f} µs CPU each; {dict(answers)}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--callbacks", type=int, default=2000)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--repos", type=int, default=50)
+    parser.add_argument("--deliveries", type=int, default=200)
+    parser.add_argument("--tokens-per-repo", type=int, default=10)
+    parser.add_argument("--rate-limit", type=int, default=1_000_000)
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    args = parser.parse_args()
+    with relay_world(args) as world:
+        os.environ.update(world.env)
+        uvloop.run(drive(args, world.tokens))
+
+
+if __name__ == "__main__":
+    main()
