@@ -22,7 +22,8 @@ from crcr.hud.models import Job
 from crcr.relay import sweep_cli
 from crcr.relay.hud_forwarder import HUD_QUEUE
 from crcr.relay.job_state import JobKey, JobState
-from crcr.relay.sweeper import Backoff, HandlerResult, Sweeper
+from crcr.relay.metrics_callback import QUEUE_DEPTH
+from crcr.relay.sweeper import LOCK_NAME, Backoff, HandlerResult, Sweeper
 from crcr.stores.sqlite_state import SqliteStateStore
 from crcr.stores.state import LeasedItem
 
@@ -183,6 +184,28 @@ async def test_queue_depth_and_age_are_exported(relay: Relay) -> None:
     assert REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1.0
     age = REGISTRY.get_sample_value("crcr_queue_oldest_age_seconds", {"queue": HUD_QUEUE})
     assert age is not None and age >= 0.0
+
+
+async def test_an_instance_that_does_not_lead_still_exports_the_queue_gauges(
+    relay: Relay,
+) -> None:
+    relay.hud.down = True
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+    relay.hud.down = False  # a leader would now deliver the queued row
+    assert await relay.store.acquire_lock(LOCK_NAME, "the-leader", 60)
+    follower = Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id="f")
+    QUEUE_DEPTH.labels(queue=HUD_QUEUE).set(-1)  # what another pass left behind
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower.run(stop, interval=0.05))
+    try:
+        await wait_for(
+            lambda: REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1
+        )
+    finally:
+        stop.set()
+        await task
+    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 1  # delivering is the leader's
 
 
 # --- leadership ------------------------------------------------------------------------

@@ -254,12 +254,19 @@ class Sweeper:
             QUEUE_OLDEST_AGE.labels(queue=queue).set(stats.oldest_age_seconds)
 
     async def run(self, stop: asyncio.Event, *, interval: float = 15.0) -> None:
-        """Sweep every `interval` seconds while this instance holds the leader lock."""
+        """Sweep every `interval` seconds while this instance holds the leader lock.
+
+        An instance that does not lead still refreshes its queue gauges each interval.
+        """
         try:
             while not stop.is_set():
                 try:
                     if await self._store.acquire_lock(LOCK_NAME, self.instance_id, interval * 4):
                         await self.sweep_once()
+                    else:
+                        # A scrape of /metrics reaches any worker or instance, not just
+                        # the leader: each keeps its own gauges of the shared queues.
+                        await self.export_queue_gauges()
                 except StateStoreUnavailable as exc:
                     log.warning("sweeper: state store unavailable: %s", exc)
                 except Exception:
