@@ -14,6 +14,7 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, date, datetime
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import Connection, Date, DateTime, TypeDecorator
@@ -29,8 +30,13 @@ def _aware(value: datetime | None) -> datetime | None:
     return value
 
 
+@lru_cache(maxsize=1024)
 def _sqlite_datetime(value: datetime | None) -> str | None:
-    """As SQLAlchemy's SQLite DATETIME stores a `UtcDateTime`: naive UTC with microseconds."""
+    """As SQLAlchemy's SQLite DATETIME stores a `UtcDateTime`: naive UTC with microseconds.
+
+    Cached: a write stores the same instant several times (a row's receipt, update and
+    activity times, its commit's and its backend's), and formatting is the costly part.
+    """
     aware = _aware(value)
     if aware is None:
         return None

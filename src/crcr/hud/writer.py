@@ -8,6 +8,7 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 from __future__ import annotations
 
 import json
+import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from crcr.hud.ingest import JobReport
 
 _INSERT_RACE_RETRIES = 3
+_commit_key = operator.itemgetter(*COMMIT_KEY)
 
 
 def write_report(
@@ -178,11 +180,10 @@ class _CommitChanges:
         self._stale: dict[tuple[Any, ...], dict[str, Any]] = {}
 
     def track(self, old: Mapping[str, Any] | None, row: Mapping[str, Any]) -> None:
-        key = tuple(row[name] for name in COMMIT_KEY)
+        key = _commit_key(row)
         if old is None:
             self._add(row, 1)
-        elif tuple(old[name] for name in COMMIT_KEY) != key:
-            left = tuple(old[name] for name in COMMIT_KEY)
+        elif (left := _commit_key(old)) != key:
             self._stale[left] = {f"k_{name}": old[name] for name in COMMIT_KEY}
             self.flush()
             self._connection.execute(self._sql.add_commit, _commit(old, -1))
@@ -196,7 +197,7 @@ class _CommitChanges:
                 self._stale[key] = {f"k_{name}": row[name] for name in COMMIT_KEY}
 
     def _add(self, row: Mapping[str, Any], jobs: int) -> None:
-        key = tuple(row[name] for name in COMMIT_KEY)
+        key = _commit_key(row)
         entry = self._pending.get(key)
         if entry is None:
             self._pending[key] = _commit(row, jobs)
