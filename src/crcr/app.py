@@ -8,10 +8,11 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
+from crcr.metrics_exposition import exposition
 from crcr.relay.callback import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook import webhook_router
 from crcr.runtime import Runtime, open_runtime
@@ -100,8 +101,8 @@ def create_app(
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
     async def metrics() -> Response:
-        """Prometheus exposition of this process's metrics."""
-        return Response(generate_latest(), media_type=CONTENT_TYPE_LATEST)
+        """Prometheus exposition of this process's metrics (all workers' under `--workers`)."""
+        return Response(exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return app
 

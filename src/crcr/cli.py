@@ -44,20 +44,23 @@ def serve(
     """Run the relay and the HUD (settings from CRCR_* variables)."""
     import uvicorn
 
+    from crcr.metrics_exposition import metrics_shared_by_workers
+
     settings = settings_or_exit()
     missing = settings.missing_for_serving()
     if missing:
         typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
         raise typer.Exit(2)
-    uvicorn.run(
-        "crcr.app:create_app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="info",
-        access_log=access_log,
-    )
+    with metrics_shared_by_workers(workers):
+        uvicorn.run(
+            "crcr.app:create_app_from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="info",
+            access_log=access_log,
+        )
 
 
 def main() -> None:

@@ -50,6 +50,7 @@ REFRESH_FAILURES = Counter(
 LAST_SUCCESS = Gauge(
     "crcr_allowlist_last_success_timestamp_seconds",
     "When the allowlist in force was fetched from its source (Unix time).",
+    multiprocess_mode="max",  # across workers, the newest fetch
 )
 
 

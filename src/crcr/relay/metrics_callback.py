@@ -22,7 +22,16 @@ HUD_FORWARDS = Counter(
 ZOMBIES_FINALISED = Counter(
     "crcr_zombies_finalised_total", "In-progress jobs the sweeper finalised as timed_out."
 )
-QUEUE_DEPTH = Gauge("crcr_queue_depth", "Items waiting in a retry queue.", ["queue"])
+# Every worker reads the same shared queues: across workers, the latest reading counts.
+QUEUE_DEPTH = Gauge(
+    "crcr_queue_depth",
+    "Items waiting in a retry queue.",
+    ["queue"],
+    multiprocess_mode="mostrecent",
+)
 QUEUE_OLDEST_AGE = Gauge(
-    "crcr_queue_oldest_age_seconds", "Age of the oldest item in a retry queue.", ["queue"]
+    "crcr_queue_oldest_age_seconds",
+    "Age of the oldest item in a retry queue.",
+    ["queue"],
+    multiprocess_mode="mostrecent",
 )
