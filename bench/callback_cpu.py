@@ -1,14 +1,16 @@
 """CPU per callback through the relay app itself: no HTTP server, no load generator.
 
-Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16]`.
+Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16]`, or under
+py-spy to see where a callback's CPU goes.
 
-The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD) and
+The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD, the
+serving GC settings; the sweeper left out, as its timed work is not callback work) and
 driven through ASGI by `--concurrency` clients, each sending a job's `in_progress` then
 its `completed` callback, with the bodies and tokens of `bench.callbacks` made before
-the clock starts. It prints the process CPU per callback. Under callgrind, the
-difference between two `--callbacks` values divided by their difference is the
-instructions one callback costs, start-up cancelled out: a count that does not drift
-with the VM's speed, to judge a change to the callback path by.
+the clock starts. It prints the process CPU per callback: quieter than the end-to-end
+bench, but it still drifts with the VM. Instruction counts of it under callgrind are
+not reproducible (the issuer's and the checkpoints' threads, timed work stretched by the
+instrumentation); `bench.hud_write`'s are.
 """
 
 from __future__ import annotations
@@ -105,7 +107,7 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
         for work in [job(n, repos, args.deliveries)]
         for status in ("in_progress", "completed")
     ]
-    app = create_app(load_settings(), started=freeze_what_exists)  # as `crcr serve` does
+    app = create_app(load_settings(), background=False, started=freeze_what_exists)
     tune_for_serving()
     answers: Counter[str] = Counter()
     async with Lifespan(app) as lifespan:
