@@ -1,12 +1,13 @@
-"""Write statements compiled once to the driver's SQL and run with plain parameters.
+"""The write path's statements compiled once to the driver's SQL, run with plain values.
 
 SQLAlchemy turns every parameter set of an `executemany` into the driver's form one value
 at a time (bind processors, type decorators, the execution context): on the HUD's write
 path that cost ~130 µs per callback, five times what SQLite spent executing the
 statements. The statements stay SQLAlchemy constructs, compiled once per dialect; only
-the parameters skip the per-value machinery. The two types that need converting are
-converted here exactly as SQLAlchemy's SQLite dialect stores them, so rows written
-either way read back the same.
+the values skip the per-value machinery, on the way in and (for the write path's one
+select) on the way out. The two types that need converting are converted here exactly
+as SQLAlchemy's dialects store and read them, so rows written or read either way are
+the same.
 """
 
 from __future__ import annotations
