@@ -105,10 +105,10 @@ def _add_commit(dialect: str) -> Any:
 @cache
 def write_statements(dialect: str) -> WriteStatements:
     """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
-    # In key order, so that concurrent writers lock rows in the same order.
     keys = func.json_each(bindparam("job_keys")).table_valued("value")
     return WriteStatements(
         select_jobs=select(JOBS).where(JOBS.c.job_key.in_(select(keys.c.value))),
+        # In key order, so that concurrent writers lock rows in the same order.
         select_jobs_for_update=select(JOBS)
         .where(JOBS.c.job_key.in_(bindparam("job_keys", expanding=True)))
         .order_by(JOBS.c.job_key)
