@@ -154,6 +154,7 @@ class Generator:
         self.repos = bench_repos(plan.repos)
         self.next_job = plan.first_job
         self.latencies: list[float] = []
+        self.answered_at: list[float] = []  # seconds into the run, as each answer arrived
         self.statuses: Counter[str] = Counter()
         self.failures: list[str] = []
         self.token_turn: Counter[str] = Counter()
@@ -185,7 +186,9 @@ class Generator:
                     if self.plan.fresh_connections:
                         connection.writer.close()
                         connection = None
-                    self.latencies.append(time.perf_counter() - started)
+                    answered = time.perf_counter()
+                    self.latencies.append(answered - started)
+                    self.answered_at.append(answered - self.started)
                     outcome = f"{code} {_status_word(answer)}"
                     self.statuses[outcome] += 1
                     if outcome != "200 accepted" and len(self.failures) < 5:
@@ -226,6 +229,7 @@ class Generator:
             "requests": len(self.latencies),
             "jobs": self.next_job - self.plan.first_job,
             "latencies": self.latencies,
+            "answered_at": self.answered_at,
             "statuses": dict(self.statuses),
             "failures": self.failures,
             "cpu_seconds": (used.user - cpu.user) + (used.system - cpu.system),

@@ -30,6 +30,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -301,6 +302,16 @@ def run_load(
     return result
 
 
+def longest_stall(answered_at: list[float]) -> float:
+    """The longest time in the run during which no answer arrived (seconds).
+
+    At saturation answers should arrive steadily; long stalls are what make p99 a
+    multiple of p50 (see docs/benchmarks.md, "Where the p99 comes from").
+    """
+    ordered = sorted(answered_at)
+    return max((b - a for a, b in pairwise(ordered)), default=0.0)
+
+
 def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[str, Any]:
     ordered = sorted(result["latencies"])
     requests = result["requests"]
@@ -316,6 +327,7 @@ def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[st
         "rate": requests / result["elapsed"],
         "p50_ms": percentile(ordered, 0.50) * 1000,
         "p99_ms": percentile(ordered, 0.99) * 1000,
+        "stall_ms": longest_stall(result["answered_at"]) * 1000,
         "relay_ms": relay_ms,
         "generator_ms": generator_ms,
         "redis_ms": redis_ms,
@@ -329,8 +341,8 @@ def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[st
 
 HEADER = (
     "| workers | concurrency | callbacks/s | p50 ms | p99 ms | relay CPU ms/cb "
-    "| generator ms/cb | Redis ms/cb | rest of machine ms/cb |\n"
-    "|---|---|---|---|---|---|---|---|---|"
+    "| generator ms/cb | Redis ms/cb | rest of machine ms/cb | longest stall ms |\n"
+    "|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -338,7 +350,7 @@ def row(s: dict[str, Any]) -> str:
     return (
         f"| {s['workers']} | {s['concurrency']} | {s['rate']:,.0f} | {s['p50_ms']:.1f} "
         f"| {s['p99_ms']:.1f} | {s['relay_ms']:.2f} | {s['generator_ms']:.2f} "
-        f"| {s['redis_ms']:.2f} | {s['other_ms']:.2f} |"
+        f"| {s['redis_ms']:.2f} | {s['other_ms']:.2f} | {s['stall_ms']:.1f} |"
     )
 
 
