@@ -75,19 +75,12 @@ def bucket_value(bucket: int) -> float:
     return float(2 ** ((bucket - 0.5) / BUCKETS_PER_DOUBLING))
 
 
-def daily_counters(facts: JobFacts) -> dict[str, int]:
-    """The counters one row adds to its (backend, day, event type) rollup."""
-    counters: dict[str, int] = {}
-    _add_daily(counters, facts, 1)
-    return counters
-
-
 def _add(counts: dict[K, int], key: K, delta: int) -> None:
     counts[key] = counts.get(key, 0) + delta
 
 
 def _add_daily(counters: dict[str, int], facts: JobFacts, sign: int) -> None:
-    """Add (sign 1) or take away (sign -1) what `facts` counts in its daily rollup.
+    """Add (sign 1) or take away (sign -1) what a row counts in its daily rollup.
 
     Plain dicts rather than Counters: this runs twice per HUD write, and Counter's
     Python-level `update` and `__init__` were a fifth of the write path's CPU.
@@ -129,15 +122,22 @@ def rollup_change(old: JobFacts | None, new: JobFacts) -> RollupChange:
                 _add(
                     buckets, (facts.downstream_repo, facts.day, metric, latency_bucket(value)), sign
                 )
+    return _without_zeros(daily, prs, buckets)
+
+
+def _nonzero(counts: dict[K, int]) -> dict[K, int]:
+    return {k: v for k, v in counts.items() if v}
+
+
+def _without_zeros(
+    daily: dict[DailyKey, dict[str, int]], prs: dict[PrKey, int], buckets: dict[BucketKey, int]
+) -> RollupChange:
+    """The change, with the entries that net to zero left out (a no-op writes nothing)."""
     return RollupChange(
         daily={k: nonzero for k, v in daily.items() if (nonzero := _nonzero(v))},
         prs=_nonzero(prs),
         buckets=_nonzero(buckets),
     )
-
-
-def _nonzero(counts: dict[K, int]) -> dict[K, int]:
-    return {k: v for k, v in counts.items() if v}
 
 
 def percentile_from_buckets(counts: Sequence[tuple[int, int]], fraction: float) -> float | None:
@@ -169,8 +169,4 @@ def summed(changes: Iterable[RollupChange]) -> RollupChange:
             _add(prs, pr_key, delta)
         for bucket_key, delta in change.buckets.items():
             _add(buckets, bucket_key, delta)
-    return RollupChange(
-        daily={k: nonzero for k, v in daily.items() if (nonzero := _nonzero(v))},
-        prs=_nonzero(prs),
-        buckets=_nonzero(buckets),
-    )
+    return _without_zeros(daily, prs, buckets)
