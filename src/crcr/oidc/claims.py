@@ -7,14 +7,12 @@ signature live in `jwks.py` and `verifier.py`.
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import orjson
-
 from crcr.settings import OidcIssuer
+from crcr.stores.keys import decode
 
 ALLOWED_ALGORITHM = "RS256"
 MAX_LEEWAY_SECONDS = 60  # SPEC §5 step 1: exp/nbf with at most 60 s leeway
@@ -79,22 +77,14 @@ def parse_token(token: str) -> UnverifiedToken:
     if len(parts) != 3:
         raise TokenRejected("token is not a well-formed JWT")
     try:
-        header = _json(_segment(parts[0]))
-        claims = _json(_segment(parts[1]))
+        header = decode(_segment(parts[0]))  # orjson, on the callback's hot path
+        claims = decode(_segment(parts[1]))
         signature = _segment(parts[2])
     except (ValueError, TypeError):  # binascii.Error and JSONDecodeError are ValueErrors
         raise TokenRejected("token is not a well-formed JWT") from None
     if not isinstance(header, dict) or not isinstance(claims, dict):
         raise TokenRejected("token is not a well-formed JWT")
     return UnverifiedToken(header, claims, f"{parts[0]}.{parts[1]}".encode(), signature)
-
-
-def _json(segment: bytes) -> Any:
-    """orjson first (it is the hot path), the standard parser for what orjson refuses."""
-    try:
-        return orjson.loads(segment)
-    except orjson.JSONDecodeError:
-        return json.loads(segment)
 
 
 def checked_key_id(token: UnverifiedToken) -> str:

@@ -59,8 +59,8 @@ def encode(value: Any) -> str:
         return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def decode(text: str) -> Any:
-    """Parse JSON text written by `encode`."""
+def decode(text: str | bytes) -> Any:
+    """Parse JSON text written by `encode` (or any JSON: token segments use it too)."""
     try:
         return orjson.loads(text)
     except orjson.JSONDecodeError:
