@@ -49,7 +49,7 @@ def callback_payload_for(deps: CallbackDeps, callback: ParsedCallback) -> dict[s
     """`untrusted.callback_payload`: the whole body only for a HUD that reads the echo."""
     if deps.forwarder.wants_echoed_payload:
         return callback.as_received()
-    return callback.without_payload()
+    return callback.without_payload
 
 
 def job_key_for(body: CallbackBody, repo: str) -> str:
@@ -84,7 +84,7 @@ async def process_job_callback(
             verified_repo=verified_repo,
             level=str(level),
             record=record.to_store(),
-            callback=callback.without_payload(),
+            callback=callback.without_payload,
         )
     else:
         data["completed_at"] = now

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Annotated, Any
 
 import orjson
@@ -136,8 +137,13 @@ class ParsedCallback:
     body: CallbackBody
     raw: bytes
 
+    @cached_property
     def without_payload(self) -> dict[str, Any]:
-        """The body minus the echoed payload, as checked: what the relay keeps and its HUD reads."""
+        """The body minus the echoed payload, as checked: what the relay keeps and its HUD reads.
+
+        Made once: an `in_progress` callback both stores it and forwards it. Shared, so
+        not to be changed by either.
+        """
         return self.body.model_dump(mode="json", exclude={"payload"}, exclude_unset=True)
 
     def as_received(self) -> dict[str, Any]:
