@@ -145,7 +145,8 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
     return time.perf_counter() - started
 
 
-def _body(index: int, status: str) -> dict[str, Any]:
+def results_body(index: int, status: str) -> dict[str, Any]:
+    """The SPEC §6 body of job `index` reporting `status` (shared with bench.hud_write)."""
     workflow: dict[str, Any] = {
         "schema_version": "1",
         "status": status,
@@ -194,8 +195,8 @@ async def ingest_rate(engine: Engine, jobs: int, concurrency: int) -> float:
 
     async def one(index: int) -> None:
         async with semaphore:
-            await ingestor.ingest(_body(index, "in_progress"))
-            await ingestor.ingest(_body(index, "completed"))
+            await ingestor.ingest(results_body(index, "in_progress"))
+            await ingestor.ingest(results_body(index, "completed"))
 
     started = time.perf_counter()
     await asyncio.gather(*(one(i) for i in range(jobs)))

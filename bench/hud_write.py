@@ -19,7 +19,7 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
-from bench.hud_store import _body
+from bench.hud_store import results_body
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import JobReport, parse_result_body
 from crcr.hud.writer import write_reports
@@ -30,7 +30,7 @@ WAL_FRAME_BYTES = 24 + 4096  # frame header + a page of SQLite's default size
 def reports_of(jobs: int) -> list[JobReport]:
     """Every job's `in_progress` report, then every job's `completed` one."""
     return [
-        parse_result_body(_body(index, status))
+        parse_result_body(results_body(index, status))
         for status in ("in_progress", "completed")
         for index in range(jobs)
     ]
