@@ -33,33 +33,7 @@ from crcr.settings import load_settings
 Message = dict[str, Any]
 
 
-class Lifespan:
-    """Runs an ASGI app's lifespan: startup on entry, shutdown on exit."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-        self.state: dict[str, Any] = {}
-        self._inbox: asyncio.Queue[Message] = asyncio.Queue()
-        self._outbox: asyncio.Queue[Message] = asyncio.Queue()
-        self._task: asyncio.Task[None] | None = None
-
-    async def __aenter__(self) -> Lifespan:
-        scope = {"type": "lifespan", "asgi": {"version": "3.0"}, "state": self.state}
-        self._task = asyncio.create_task(self.app(scope, self._inbox.get, self._outbox.put))
-        await self._inbox.put({"type": "lifespan.startup"})
-        answer = await self._outbox.get()
-        if answer["type"] != "lifespan.startup.complete":
-            raise RuntimeError(f"app failed to start: {answer}")
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        await self._inbox.put({"type": "lifespan.shutdown"})
-        await self._outbox.get()
-        assert self._task is not None
-        await self._task
-
-
-async def post(app: Any, state: dict[str, Any], token: str, body: bytes) -> tuple[int, bytes]:
+async def post(app: Any, token: str, body: bytes) -> tuple[int, bytes]:
     """One callback through the app, as uvicorn would hand it over."""
     scope = {
         "type": "http",
@@ -79,7 +53,7 @@ async def post(app: Any, state: dict[str, Any], token: str, body: bytes) -> tupl
         ],
         "client": ("127.0.0.1", 40000),
         "server": ("127.0.0.1", 8000),
-        "state": dict(state),
+        "state": {},
     }
     sent: list[Message] = []
     delivered = False
@@ -110,13 +84,13 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
     app = create_app(load_settings(), background=False, started=freeze_what_exists)
     tune_for_serving()
     answers: Counter[str] = Counter()
-    async with Lifespan(app) as lifespan:
+    async with app.router.lifespan_context(app):  # startup and shutdown, as uvicorn runs them
         pending = iter(range(0, len(requests), 2))
 
         async def client() -> None:
             for first in pending:
                 for token, body in requests[first : first + 2]:
-                    status, answer = await post(app, lifespan.state, token, body)
+                    status, answer = await post(app, token, body)
                     answers[f"{status} {answer[:40]!r}"] += 1
 
         started = time.process_time()
