@@ -26,6 +26,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
+from crcr.hud.job_facts import JobFacts
 from crcr.hud.writer import write_reports
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
@@ -51,33 +52,8 @@ class IngestRejected(Exception):
 
 
 @dataclass(frozen=True)
-class JobReport:
+class JobReport(JobFacts):
     """One callback's view of a job execution; None means the body did not carry it."""
-
-    downstream_repo: str
-    downstream_repo_level: str | None
-    upstream_repo: str
-    event_type: str
-    pr_number: int
-    head_sha: str
-    delivery_id: str
-    workflow_name: str
-    job_name: str
-    run_id: str
-    run_attempt: int
-    check_run_id: str
-    status: str
-    conclusion: str | None
-    started_at: datetime | None
-    completed_at: datetime | None
-    queue_time: float | None
-    execution_time: float | None
-    passed: int | None
-    failed: int | None
-    skipped: int | None
-    total_tests: int | None
-    workflow_run_url: str | None
-    artifact_url: str | None
 
     @cached_property
     def job_key(self) -> str:

@@ -17,6 +17,8 @@ from datetime import date, datetime
 from anyio import to_thread
 from sqlalchemy import Engine
 
+from crcr.hud.job_facts import JobFacts
+
 WINDOW_CHOICES = (1, 7, 14, 30)
 MAX_WINDOW_DAYS = 90
 NIGHTLY_EVENT_TYPES = ("nightly", "periodic")
@@ -157,33 +159,8 @@ class BackendPage:
 
 
 @dataclass(frozen=True)
-class JobRecord:
-    """One stored job execution, as the HUD holds it (SPEC §6 row fields)."""
-
-    downstream_repo: str
-    downstream_repo_level: str | None
-    upstream_repo: str
-    event_type: str
-    pr_number: int
-    head_sha: str
-    delivery_id: str
-    workflow_name: str
-    job_name: str
-    run_id: str
-    run_attempt: int
-    check_run_id: str
-    status: str
-    conclusion: str | None
-    started_at: datetime | None
-    completed_at: datetime | None
-    queue_time: float | None
-    execution_time: float | None
-    passed: int | None
-    failed: int | None
-    skipped: int | None
-    total_tests: int | None
-    workflow_run_url: str | None
-    artifact_url: str | None
+class JobRecord(JobFacts):
+    """One stored job execution, as the HUD holds it; None is a null column."""
 
 
 @dataclass(frozen=True)
