@@ -144,7 +144,7 @@ async def open_runtime(
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
         },
-        on_timed_out=[checks.on_accepted],
+        on_finalised=[checks.on_accepted],
     )
     return Runtime(
         settings=settings,

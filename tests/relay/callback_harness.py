@@ -318,7 +318,7 @@ async def build_relay(
         forwarder,
         settings,
         clock=clock,
-        on_timed_out=[record_accepted],
+        on_finalised=[record_accepted],
         backoff=Backoff(base=0.0),
     )
     return Relay(store, hud, issuer, settings, clock, client, deps, sweeper, accepted)

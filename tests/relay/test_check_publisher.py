@@ -12,6 +12,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import pytest
 from tests.relay import callback_harness, checks_harness
 from tests.relay.checks_harness import (
     DEVICE_LABEL,
@@ -242,6 +243,36 @@ async def test_a_zombie_gets_a_timed_out_check_run_and_the_late_truth_wins(
     await world.report(L4_REPO, delivery, "completed", "success")
 
     assert world.latest(L4_TEST)["conclusion"] == "success"
+
+
+class RelayDied(BaseException):
+    """The process handling a callback ends here: not an error any handler catches."""
+
+
+async def test_a_completion_whose_relay_died_before_the_hooks_still_completes_its_check_run(
+    world: World,
+) -> None:
+    delivery = await world.pull_request("opened")
+    await world.report(L4_REPO, delivery, "in_progress")
+    await world.settle()
+    assert world.latest(L4_TEST)["status"] == "in_progress"
+
+    async def die(_: object) -> None:
+        raise RelayDied
+
+    world.runtime.callback.on_accepted.insert(0, die)
+    with pytest.raises(RelayDied):
+        await world.report(L4_REPO, delivery, "completed", "failure")
+    world.runtime.callback.on_accepted.remove(die)
+    key = JobKey(delivery, L4_REPO, str(RUN_ID), "1", "test").as_store_key()
+    await world.runtime.store.track_deadline(key, 0.0)  # its grace has run out
+
+    report = await world.settle()
+
+    assert (report.completions_redone, report.zombies_finalised) == (1, 0)
+    finished = world.latest(L4_TEST)
+    assert (finished["status"], finished["conclusion"]) == ("completed", "failure")
+    assert (await world.settle()).completions_redone == 0
 
 
 async def test_a_github_502_is_retried_from_the_queue_and_created_exactly_once(

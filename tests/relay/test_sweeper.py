@@ -5,6 +5,7 @@ backoff, custom queues get their handlers, and one instance leads at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -20,6 +21,7 @@ from typer.testing import CliRunner
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import Job
 from crcr.relay import sweep_cli
+from crcr.relay.callback_accept import COMPLETION_GRACE
 from crcr.relay.hud_forwarder import HUD_QUEUE
 from crcr.relay.job_state import JobKey, JobState
 from crcr.relay.metrics_callback import QUEUE_DEPTH
@@ -84,8 +86,47 @@ async def test_a_completed_job_is_never_timed_out(relay: Relay) -> None:
 
     report = await relay.sweeper.sweep_once()
 
-    assert report.zombies_finalised == 0
+    assert (report.zombies_finalised, report.completions_redone) == (0, 0)
     assert relay.hud.only_row()["conclusion"] == "success"
+    assert relay.hud.writes == 2
+    assert [e.source for e in relay.accepted] == ["callback", "callback"]
+
+
+async def job_state(relay: Relay) -> str | None:
+    job = await relay.store.get_job(JOB)
+    return None if job is None else job.state
+
+
+async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_its_grace(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(30)
+    relay.hud.delay = 60.0  # the HUD write is under way when the process dies
+    completing = asyncio.create_task(relay.post(callback_body("d-1", "completed", "success")))
+    deadline = time.monotonic() + 5
+    while await job_state(relay) != JobState.COMPLETED:
+        assert time.monotonic() < deadline, "the completion never applied"
+        await asyncio.sleep(0.01)
+    completing.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await completing
+    relay.hud.delay = 0.0
+    retry = await relay.post(callback_body("d-1", "completed", "success"))
+    assert retry.json() == {"status": "duplicate"}  # the reporter's retry cannot do it
+    assert relay.hud.only_row()["status"] == "in_progress"
+
+    relay.clock.advance(COMPLETION_GRACE - 1)
+    assert (await relay.sweeper.sweep_once()).completions_redone == 0
+    relay.clock.advance(2)
+    report = await relay.sweeper.sweep_once()
+
+    assert (report.completions_redone, report.zombies_finalised) == (1, 0)
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"], row["execution_time"]) == ("completed", "success", 30)
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.COMPLETED and event.job_key == JOB
+    assert (await relay.sweeper.sweep_once()).completions_redone == 0
 
 
 async def test_a_timeout_row_queued_while_the_hud_is_down_yields_to_the_late_truth(

@@ -407,6 +407,23 @@ async def test_a_transition_tracks_or_untracks_the_deadline_only_when_it_applies
     assert await store.overdue(9000.0) == []
 
 
+async def test_a_tracked_job_keeps_the_earlier_of_its_two_deadlines(store: StateStore) -> None:
+    started = JobRecord(state="in_progress", data={})
+    done = JobRecord(state="completed", data={})
+    for job, completion_deadline in (("job-a", 600.0), ("job-b", 5000.0)):
+        for new, allowed, deadline in (
+            (started, None, 1000.0),
+            (done, "in_progress", completion_deadline),
+        ):
+            change = await store.transition_job_and_deadline(
+                job, allowed_from={allowed}, new=new, ttl=TTL, deadline=deadline
+            )
+            assert change.applied
+
+    assert await store.overdue(999.0) == ["job-a"]
+    assert await store.overdue(1000.0) == ["job-a", "job-b"]
+
+
 # --- flags and job summaries ------------------------------------------------------
 
 

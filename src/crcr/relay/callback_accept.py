@@ -3,6 +3,13 @@
 The transition is the single point of exactly-once: of any number of concurrent
 identical callbacks, only the one whose compare-and-set applies goes on to write the
 HUD and run the hooks; the others are answered "duplicate" with nothing written.
+
+So the HUD row and the hooks of a completion must not depend on this process living
+until they are done: a relay killed in between would leave the reporter's retry a
+duplicate and an L3/L4 check run in progress for good. The completed transition
+therefore keeps the job on the sweeper's deadline list for `COMPLETION_GRACE` seconds,
+with what the sweeper needs to redo them (`sweeper.Sweeper`), and the job leaves the
+list once they are done.
 """
 
 from __future__ import annotations
@@ -35,6 +42,14 @@ from crcr.relay.job_state import (
 from crcr.relay.records import DispatchRecord
 
 log = logging.getLogger(__name__)
+
+COMPLETION_GRACE = 300.0
+"""Seconds a completed job's HUD row and hooks have before the sweeper redoes them.
+
+Well beyond the callback's own budgets (HUD write and hooks: seconds), so that the
+sweeper never redoes what a live request is still doing; were it to, the redo is
+harmless: the HUD row is an upsert and check runs are queued once per transition.
+"""
 
 
 @dataclass(frozen=True)
@@ -87,7 +102,9 @@ async def process_job_callback(
             callback=callback.without_payload,
         )
     else:
-        data["completed_at"] = now
+        # With the in_progress facts merged under them, enough for the sweeper to
+        # rebuild this completion's HUD body and hooks should this process die first.
+        data.update(completed_at=now, callback=callback.without_payload)
 
     in_progress = status is ReportedStatus.IN_PROGRESS
     transition = await deps.store.transition_job_and_deadline(
@@ -95,8 +112,9 @@ async def process_job_callback(
         allowed_from=allowed_from_for_store(status),
         new=new_record(status, data),
         ttl=deps.settings.status_ttl,
-        # Tracked while in progress, for the sweeper; forgotten once completed.
-        deadline=now + deps.settings.zombie_timeout if in_progress else None,
+        # Tracked while in progress (zombies), and once completed until its effects
+        # are done (a relay that died before them), for the sweeper.
+        deadline=now + (deps.settings.zombie_timeout if in_progress else COMPLETION_GRACE),
     )
     verdict = classify(status, conclusion, transition)
     if not verdict.accepted:
@@ -132,6 +150,8 @@ async def process_job_callback(
         hud_delivery=result.delivery,
     )
     await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    if not in_progress:
+        await deps.store.untrack_deadline(key)
     return JobOutcome(verdict, result)
 
 

@@ -22,6 +22,10 @@ HUD_FORWARDS = Counter(
 ZOMBIES_FINALISED = Counter(
     "crcr_zombies_finalised_total", "In-progress jobs the sweeper finalised as timed_out."
 )
+COMPLETIONS_REDONE = Counter(
+    "crcr_completions_redone_total",
+    "Completed jobs whose HUD row and hooks the sweeper redid (their relay died first).",
+)
 # Every worker reads the same shared queues: across workers, the latest reading counts.
 QUEUE_DEPTH = Gauge(
     "crcr_queue_depth",

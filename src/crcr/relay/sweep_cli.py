@@ -51,7 +51,10 @@ async def sweep_pass(settings: Settings) -> SweepReport:
 
 def describe(report: SweepReport) -> str:
     """One line per thing done, for the operator."""
-    lines = [f"zombie jobs timed out: {report.zombies_finalised}"]
+    lines = [
+        f"zombie jobs timed out: {report.zombies_finalised}",
+        f"completions redone: {report.completions_redone}",
+    ]
     for queue, counts in sorted(report.handled.items()):
         done = ", ".join(f"{result} {n}" for result, n in sorted(counts.items()))
         lines.append(f"queue {queue}: {done}")

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_accept import run_hooks
@@ -24,6 +25,7 @@ from crcr.relay.hud_body import build_hud_body, dispatch_section, elapsed, paylo
 from crcr.relay.hud_forwarder import HUD_QUEUE, Delivery, HudForwarder
 from crcr.relay.job_state import TIMEOUT_FROM, JobState, timed_out_record
 from crcr.relay.metrics_callback import (
+    COMPLETIONS_REDONE,
     HUD_FORWARDS,
     QUEUE_DEPTH,
     QUEUE_OLDEST_AGE,
@@ -72,6 +74,7 @@ class SweepReport:
     """What one pass did, for the CLI and the tests."""
 
     zombies_finalised: int = 0
+    completions_redone: int = 0
     handled: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def count(self, queue: str, result: HandlerResult) -> None:
@@ -117,8 +120,27 @@ def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandle
     return handle
 
 
+def _hud_body_from_job(
+    data: Mapping[str, Any], *, execution_time: float | None, callback_payload: Mapping[str, Any]
+) -> dict[str, Any]:
+    """A SPEC §6 body from what the in_progress callback stored in the job record."""
+    record = DispatchRecord.from_store(data["record"])
+    return build_hud_body(
+        verified_repo=str(data["verified_repo"]),
+        level=str(Level[str(data["level"])]),
+        queue_time=data.get("queue_time"),
+        execution_time=execution_time,
+        dispatch=dispatch_section(record.context),
+        callback_payload=callback_payload,
+    )
+
+
 class Sweeper:
-    """Finalise zombies, then drain every retry queue through its handler."""
+    """Finalise overdue jobs, then drain every retry queue through its handler.
+
+    `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
+    as the callback's `on_accepted` hooks would have.
+    """
 
     def __init__(
         self,
@@ -127,7 +149,7 @@ class Sweeper:
         settings: Settings,
         *,
         queue_handlers: Mapping[str, QueueHandler] | None = None,
-        on_timed_out: Sequence[AcceptedHook] = (),
+        on_finalised: Sequence[AcceptedHook] = (),
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
         backoff: Backoff | None = None,
@@ -142,7 +164,7 @@ class Sweeper:
             HUD_QUEUE: hud_queue_handler(store, forwarder),
             **(queue_handlers or {}),
         }
-        self._on_timed_out = list(on_timed_out)
+        self._on_finalised = list(on_finalised)
         self.instance_id = instance_id or uuid.uuid4().hex
         self._clock = clock
         self._backoff = backoff or Backoff()
@@ -151,39 +173,39 @@ class Sweeper:
         self._hook_budget = hook_budget
 
     async def sweep_once(self) -> SweepReport:
-        """One full pass: zombies first, so their HUD rows go out in the same pass."""
+        """One full pass: overdue jobs first, so their HUD rows go out in the same pass."""
         report = SweepReport()
-        report.zombies_finalised = await self.finalise_zombies()
+        await self.finalise_overdue(report)
         for queue, handler in self.queue_handlers.items():
             await self.drain(queue, handler, report)
         await self.export_queue_gauges()
         return report
 
-    async def finalise_zombies(self) -> int:
-        """Time out every job in progress past `CRCR_ZOMBIE_TIMEOUT`; return how many."""
+    async def finalise_overdue(self, report: SweepReport) -> None:
+        """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
+
+        A completion is lost when its relay died between the transition and the HUD row
+        and hooks (see `callback_accept.COMPLETION_GRACE`).
+        """
         now = self._clock()
-        finalised = 0
         while True:
             keys = await self._store.overdue(now, limit=self._batch_size)
             for key in keys:
-                finalised += await self._finalise(key, now)
+                job = await self._store.get_job(key)
+                if job is not None and "record" in job.data:
+                    if job.state == JobState.IN_PROGRESS:
+                        report.zombies_finalised += await self._time_out(key, job.data, now)
+                    elif job.state == JobState.COMPLETED:
+                        await self._redo_completion(key, job.data)
+                        report.completions_redone += 1
+                await self._store.untrack_deadline(key)
             if len(keys) < self._batch_size:
-                return finalised
+                return
 
-    async def _finalise(self, key: str, now: float) -> int:
-        job = await self._store.get_job(key)
-        if job is None or job.state != JobState.IN_PROGRESS or "record" not in job.data:
-            await self._store.untrack_deadline(key)
-            return 0
-        data = job.data
-        record = DispatchRecord.from_store(data["record"])
-        level = Level[str(data["level"])]
-        hud_body = build_hud_body(
-            verified_repo=str(data["verified_repo"]),
-            level=str(level),
-            queue_time=data.get("queue_time"),
+    async def _time_out(self, key: str, data: Mapping[str, Any], now: float) -> int:
+        hud_body = _hud_body_from_job(
+            data,
             execution_time=elapsed(now, data.get("in_progress_at")),
-            dispatch=dispatch_section(record.context),
             callback_payload=payload_for_timeout(data.get("callback") or {}, completed_at=now),
         )
         # Queued *before* the transition: a crash in between leaves a queued body the
@@ -197,24 +219,48 @@ class Sweeper:
             new=timed_out_record({"timed_out_at": now}),
             ttl=self._settings.status_ttl,
         )
-        await self._store.untrack_deadline(key)
         if not transition.applied:
             return 0
         ZOMBIES_FINALISED.inc()
+        await self._run_hooks(key, data, JobState.TIMED_OUT, hud_body)
+        return 1
+
+    async def _redo_completion(self, key: str, data: Mapping[str, Any]) -> None:
+        """The HUD row and hooks of a completion, from the job record, through the queue.
+
+        Both are safe to repeat (the row is an upsert, check runs are queued once per
+        transition), so a completion whose effects were done after all costs nothing.
+        The row carries the callback minus the echoed payload: a HUD that reads the
+        echo (PyTorch's) gets it without, as it does for a timed-out job.
+        """
+        log.warning("job %s completed without its HUD row and hooks confirmed; redoing them", key)
+        hud_body = _hud_body_from_job(
+            data,
+            execution_time=elapsed(data.get("completed_at"), data.get("in_progress_at")),
+            callback_payload=data.get("callback") or {},
+        )
+        conclusion = data.get("conclusion")
+        expect = {"job_key": key, "state": str(JobState.COMPLETED), "conclusion": conclusion}
+        await self._forwarder.enqueue(hud_body, expect=expect, item_id=f"completed:{key}")
+        COMPLETIONS_REDONE.inc()
+        await self._run_hooks(key, data, JobState.COMPLETED, hud_body)
+
+    async def _run_hooks(
+        self, key: str, data: Mapping[str, Any], state: JobState, hud_body: Mapping[str, Any]
+    ) -> None:
         accepted = AcceptedCallback(
             verified_repo=str(data["verified_repo"]),
-            level=level,
+            level=Level[str(data["level"])],
             body=None,
             callback_payload=hud_body["untrusted"]["callback_payload"],
-            record=record,
+            record=DispatchRecord.from_store(data["record"]),
             job_key=key,
-            state=JobState.TIMED_OUT,
+            state=state,
             hud_body=hud_body,
             hud_delivery=Delivery.QUEUED,
             source="sweeper",
         )
-        await run_hooks(self._on_timed_out, accepted, budget=self._hook_budget)
-        return 1
+        await run_hooks(self._on_finalised, accepted, budget=self._hook_budget)
 
     async def drain(self, queue: str, handler: QueueHandler, report: SweepReport) -> None:
         """Handle every item of `queue` that is ready now, one leased batch at a time."""

@@ -294,9 +294,12 @@ class RedisStateStore:
 
         They cannot share a script (the deadlines set lives in another Cluster slot), so
         the deadline change is sent whatever the outcome, in a form that is harmless when
-        the transition does not apply: the job is tracked only if it is not already
-        (`ZADD NX`, so a duplicate keeps the first deadline), and an entry added for a
-        job found in another state is taken back at once.
+        the transition does not apply: a tracked job's deadline only moves earlier
+        (`ZADD LT`, so a duplicate keeps the first deadline), and an entry added for a
+        job found in another state is taken back at once. One found in the new state is
+        left tracked: an identical transition applied concurrently may have sent its
+        deadline after this one. (A repeat that comes after the job left the list
+        therefore tracks it again, and the sweeper visits it once more.)
         """
         args = _transition_args(allowed_from, new, ttl)
         deadlines = self._keys.deadlines()
@@ -304,7 +307,7 @@ class RedisStateStore:
             [("ZREM", deadlines, job_key)]
             if deadline is None
             else [
-                ("ZADD", deadlines, "NX", deadline, job_key),
+                ("ZADD", deadlines, "LT", deadline, job_key),
                 ("PEXPIRE", deadlines, _QUEUE_TTL_MS),
             ]
         )

@@ -59,6 +59,24 @@ def _job(value: str | None) -> JobRecord | None:
     return JobRecord(state=stored["state"], data=stored["data"])
 
 
+def _transition(
+    job_key: str, allowed_from: Collection[str | None], new: JobRecord, ttl: int
+) -> Callable[[sqlite3.Connection, float], Transition]:
+    """The compare-and-set of `transition_job`, as a write for `SqliteDb`."""
+    expires_in = _seconds(ttl)
+
+    def transition(conn: sqlite3.Connection, now: float) -> Transition:
+        previous = _job(_live(conn, "job", job_key, now))
+        if (previous.state if previous else None) not in allowed_from:
+            return Transition(applied=False, previous=previous)
+        data = merged(previous.data if previous else {}, new.data)
+        stored = encode({"state": new.state, "data": data})
+        _put(conn, "job", job_key, stored, now + expires_in)
+        return Transition(applied=True, previous=previous)
+
+    return transition
+
+
 class SqliteStateStore:
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later."""
 
@@ -146,18 +164,7 @@ class SqliteStateStore:
         new: JobRecord,
         ttl: int,
     ) -> Transition:
-        expires_in = _seconds(ttl)
-
-        def transition(conn: sqlite3.Connection, now: float) -> Transition:
-            previous = _job(_live(conn, "job", job_key, now))
-            if (previous.state if previous else None) not in allowed_from:
-                return Transition(applied=False, previous=previous)
-            data = merged(previous.data if previous else {}, new.data)
-            stored = encode({"state": new.state, "data": data})
-            _put(conn, "job", job_key, stored, now + expires_in)
-            return Transition(applied=True, previous=previous)
-
-        return await self._db.write(transition)
+        return await self._db.write(_transition(job_key, allowed_from, new, ttl))
 
     async def transition_job_and_deadline(
         self,
@@ -168,13 +175,21 @@ class SqliteStateStore:
         ttl: int,
         deadline: float | None,
     ) -> Transition:
-        transition = await self.transition_job(job_key, allowed_from=allowed_from, new=new, ttl=ttl)
-        if transition.applied:
-            if deadline is None:
-                await self.untrack_deadline(job_key)
-            else:
-                await self.track_deadline(job_key, deadline)
-        return transition
+        transition = _transition(job_key, allowed_from, new, ttl)
+
+        def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
+            outcome = transition(conn, now)
+            if outcome.applied and deadline is None:
+                conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
+            elif outcome.applied:
+                conn.execute(
+                    "INSERT INTO deadlines (job_key, deadline) VALUES (?, ?) ON CONFLICT"
+                    " (job_key) DO UPDATE SET deadline = MIN(deadline, excluded.deadline)",
+                    (job_key, deadline),
+                )
+            return outcome
+
+        return await self._db.write(with_deadline)
 
     async def get_job(self, job_key: str) -> JobRecord | None:
         return _job(await self._db.read(lambda conn, now: _live(conn, "job", job_key, now)))

@@ -133,9 +133,10 @@ class StateStore(Protocol):
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
-        One round trip where the store allows it (a callback needs both). A store may
-        change the deadline of a transition that did not apply only where that changes
-        nothing: untracking a job that is not in progress, or tracking one that is.
+        A job tracked already keeps the earlier of its two deadlines. One round trip
+        where the store allows it (a callback needs both). A transition that does not
+        apply changes no deadline, except that a store may track a job found in the new
+        state (an identical transition applied concurrently).
         """
 
     async def get_job(self, job_key: str) -> JobRecord | None:
