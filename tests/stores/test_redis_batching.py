@@ -123,3 +123,28 @@ async def test_a_server_that_never_answers_times_the_whole_batch_out() -> None:
     assert all(isinstance(result, TimeoutError) for result in results)
     await client.aclose()
     silent.close()
+
+
+async def test_commands_sent_without_waiting_ride_with_the_next_callers_and_before_them(
+    client: CountingClient, redis_namespace: str
+) -> None:
+    batcher = CommandBatcher(client, timeout=5)
+    key = f"{redis_namespace}counter"
+
+    batcher.send([("SET", key, 41)])
+    replies = await batcher.execute([("INCR", key)])
+
+    assert replies == [42]
+    assert client.pipelines == 1
+
+
+async def test_a_failure_of_commands_nobody_waits_for_is_dropped_and_flush_returns() -> None:
+    unreachable = redis.Redis(host="127.0.0.1", port=1, retry=Retry(NoBackoff(), 0))
+    batcher = CommandBatcher(unreachable, timeout=5)
+
+    batcher.send([("PING",)])
+    await batcher.flush()
+
+    results = await asyncio.gather(batcher.execute([("PING",)]), return_exceptions=True)
+    assert isinstance(results[0], RedisConnectionError)  # the batcher still works
+    await unreachable.aclose()

@@ -386,6 +386,14 @@ async def test_untrack_and_retrack_change_the_deadline(store: StateStore) -> Non
     await store.untrack_deadline("never-tracked")
 
 
+async def test_an_untrack_not_waited_for_is_seen_by_the_next_overdue(store: StateStore) -> None:
+    await store.track_deadline("job-a", 1000.0)
+
+    await store.untrack_deadline("job-a", wait=False)
+
+    assert await store.overdue(2000.0) == []
+
+
 async def test_a_transition_tracks_or_untracks_the_deadline_only_when_it_applies(
     store: StateStore,
 ) -> None:

@@ -151,7 +151,8 @@ async def process_job_callback(
     )
     await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
     if not in_progress:
-        await deps.store.untrack_deadline(key)
+        # Not waited for: were it lost, the sweeper's redo is harmless.
+        await deps.store.untrack_deadline(key, wait=False)
     return JobOutcome(verdict, result)
 
 

@@ -21,6 +21,8 @@ from typing import Any
 import redis.asyncio as redis
 
 Command = Sequence[Any]
+Waiting = tuple[Sequence[Command], asyncio.Future[list[Any]] | None]
+"""Commands queued for the next pipeline, with the future of whoever waits on their replies."""
 
 
 class CommandBatcher:
@@ -29,7 +31,7 @@ class CommandBatcher:
     def __init__(self, client: redis.Redis, *, timeout: float) -> None:
         self._client = client
         self._timeout = timeout
-        self._waiting: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]] = []
+        self._waiting: list[Waiting] = []
         self._sender: asyncio.Task[None] | None = None
 
     async def execute(self, commands: Sequence[Command]) -> list[Any]:
@@ -39,10 +41,26 @@ class CommandBatcher:
         and so does a round trip longer than the timeout (`TimeoutError`).
         """
         future: asyncio.Future[list[Any]] = asyncio.get_running_loop().create_future()
+        self._queue(commands, future)
+        return await future
+
+    def send(self, commands: Sequence[Command]) -> None:
+        """Queue `commands` for the next pipeline and return at once, replies unread.
+
+        For a write whose loss only costs a harmless repeat later: a failure is dropped.
+        Commands queued after these are still sent after them.
+        """
+        self._queue(commands, None)
+
+    def _queue(self, commands: Sequence[Command], future: asyncio.Future[list[Any]] | None) -> None:
         self._waiting.append((commands, future))
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_while_waiting())
-        return await future
+
+    async def flush(self) -> None:
+        """Return once everything queued so far has been sent (before closing the client)."""
+        if self._sender is not None:
+            await asyncio.wait([self._sender])
 
     async def _send_while_waiting(self) -> None:
         try:
@@ -52,7 +70,7 @@ class CommandBatcher:
         finally:
             self._sender = None
 
-    async def _send(self, batch: list[tuple[Sequence[Command], asyncio.Future[list[Any]]]]) -> None:
+    async def _send(self, batch: list[Waiting]) -> None:
         try:
             async with asyncio.timeout(self._timeout), self._client.pipeline(False) as pipe:
                 for commands, _ in batch:
@@ -61,15 +79,16 @@ class CommandBatcher:
                 replies: list[Any] = await pipe.execute(raise_on_error=False)
         except Exception as exc:
             for _, future in batch:
-                if not future.done():
+                if future is not None and not future.done():
                     future.set_exception(exc)
             return
         except BaseException:
             for _, future in batch:
-                future.cancel()
+                if future is not None:
+                    future.cancel()
             raise
         start = 0
         for commands, future in batch:
-            if not future.done():  # its caller may have given up (a timeout)
+            if future is not None and not future.done():  # its caller may have given up
                 future.set_result(replies[start : start + len(commands)])
             start += len(commands)

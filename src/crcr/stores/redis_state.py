@@ -201,6 +201,7 @@ class RedisStateStore:
             await self._client.ping()
 
     async def close(self) -> None:
+        await self._batcher.flush()
         await self._client.aclose()
         if self._batch_client is not None:
             await self._batch_client.aclose()
@@ -428,20 +429,26 @@ class RedisStateStore:
                 pipe.pexpire(key, _QUEUE_TTL_MS)
                 await pipe.execute()
 
-    async def untrack_deadline(self, job_key: str) -> None:
+    async def untrack_deadline(self, job_key: str, *, wait: bool = True) -> None:
         # Batched: every completed callback ends with it, and redis-py's own path for
         # one command costs several times a share of a pipeline.
+        command = ("ZREM", self._keys.deadlines(), job_key)
+        if not wait:
+            self._batcher.send([command])
+            return
         with self._unavailable_on_error():
-            (reply,) = await self._batcher.execute([("ZREM", self._keys.deadlines(), job_key)])
+            (reply,) = await self._batcher.execute([command])
             if isinstance(reply, Exception):
                 raise reply
 
     async def overdue(self, now: float, limit: int = 100) -> list[str]:
+        # Through the batcher, so that it sees every untrack this process sent before.
+        command = ("ZRANGEBYSCORE", self._keys.deadlines(), "-inf", now, "LIMIT", 0, limit)
         with self._unavailable_on_error():
-            due: list[str] = await self._client.zrangebyscore(  # type: ignore[assignment]
-                self._keys.deadlines(), "-inf", now, start=0, num=limit
-            )
-        return due
+            (due,) = await self._batcher.execute([command])
+        if isinstance(due, Exception):
+            raise due
+        return list(due)
 
     # --- flags and job summaries ----------------------------------------------
     async def set_flag(self, name: str, head_sha: str, repo: str, ttl: int) -> None:

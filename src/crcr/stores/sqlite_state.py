@@ -317,7 +317,8 @@ class SqliteStateStore:
             )
         )
 
-    async def untrack_deadline(self, job_key: str) -> None:
+    async def untrack_deadline(self, job_key: str, *, wait: bool = True) -> None:
+        # Always waited for: a local write, with no round trip to share.
         await self._db.write(
             lambda conn, now: conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
         )
