@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 import textwrap
@@ -211,3 +212,45 @@ async def test_a_failing_agent_reports_its_complaint_but_not_its_output(tmp_path
 async def test_without_an_agent_on_path_the_agent_is_named(tmp_path: Path) -> None:
     with pytest.raises(TokenError, match="buildkite-agent is not on PATH"):
         await mint_buildkite_token({"PATH": str(tmp_path)}, DEFAULT_AUDIENCE)
+
+
+def has_exited(pid: int) -> bool:
+    """True once `pid` is dead (a zombie its parent has not reaped yet counts as dead)."""
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    state = stat_line.rsplit(")", 1)[1].split()[0]
+    return state in {"Z", "X"}
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads process state in /proc")
+async def test_a_hung_agent_is_killed_with_what_it_started_and_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    # A wrapper script whose child hangs holding the output pipe: killing only the
+    # script would leave us waiting on the pipe for as long as the child lives.
+    env = install_agent(
+        tmp_path,
+        f"""\
+        echo run >> "{tmp_path}/runs"
+        echo $$ > "{tmp_path}/agent.pid"
+        sleep 600 &
+        echo $! > "{tmp_path}/child.pid"
+        wait
+        """,
+    )
+    async with asyncio.timeout(30):  # a regression fails here instead of hanging
+        with pytest.raises(TokenError) as caught:
+            await mint_buildkite_token(
+                env, DEFAULT_AUDIENCE, policy=FAST, sleep=no_sleep, agent_timeout=1.0
+            )
+    assert str(caught.value) == (
+        "buildkite-agent oidc request-token did not finish within 1 s; "
+        "it was killed (is the agent able to reach the Buildkite API?)"
+    )
+    assert (tmp_path / "runs").read_text().splitlines() == ["run"]
+    agent_pid = int((tmp_path / "agent.pid").read_text())
+    child_pid = int((tmp_path / "child.pid").read_text())
+    assert has_exited(agent_pid)
+    assert has_exited(child_pid)

@@ -7,7 +7,10 @@ logged or put in an exception message. Errors describe the failure without it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import os
 import shutil
+import signal
 from collections.abc import Mapping
 from urllib.parse import quote, urlsplit
 
@@ -19,6 +22,9 @@ from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
 DEFAULT_AUDIENCE = "pytorch-cross-repo-ci-relay"
 # The reference's Buildkite wrapper asks for 5 minutes: ample for one callback.
 BUILDKITE_TOKEN_LIFETIME = 300
+# The agent retries its own API call (agent v3: 5 attempts, about 30 s of backoff in
+# all), so one still silent after a minute is hung, not slow.
+BUILDKITE_AGENT_TIMEOUT = 60.0
 
 
 class TokenError(Exception):
@@ -92,10 +98,13 @@ async def mint_buildkite_token(
     *,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
+    agent_timeout: float = BUILDKITE_AGENT_TIMEOUT,
 ) -> str:
     """Ask the Buildkite agent for a job OIDC token (`buildkite-agent oidc request-token`).
 
-    The agent authenticates with the job's own variables, so it runs with `env`.
+    The agent authenticates with the job's own variables, so it runs with `env`. An
+    agent that outlives `agent_timeout` is killed and not asked again: it already
+    retries on its own, so a second try would most likely hang the CI step just as long.
     """
     policy = policy or RetryPolicy()
     agent = shutil.which("buildkite-agent", path=env.get("PATH"))
@@ -116,28 +125,63 @@ async def mint_buildkite_token(
     claims = ["--claim", "organization_id,pipeline_id"]
     problem = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
-        process = await asyncio.create_subprocess_exec(
-            *command,
-            *claims,
-            env=dict(env),
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-        )
-        stdout, stderr = await process.communicate()
+        returncode, stdout, stderr = await _run_agent([*command, *claims], env, agent_timeout)
         token = stdout.decode("utf-8", "replace").strip()
-        if process.returncode == 0 and _looks_like_token(token):
+        if returncode == 0 and _looks_like_token(token):
             return token
         # stderr is the agent's complaint; stdout may hold a token, so it stays unprinted.
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
         reason = lines[-1] if lines else "no token on stdout"
-        problem = f"buildkite-agent exited {process.returncode}: {reason}"
+        problem = f"buildkite-agent exited {returncode}: {reason}"
         if claims and "claim" in reason:
             claims = []
             continue
         if attempt < policy.attempts:
             await sleep(policy.delay(attempt))
     raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
+
+
+async def _run_agent(
+    command: list[str], env: Mapping[str, str], within: float
+) -> tuple[int, bytes, bytes]:
+    """Run the agent to completion `within` seconds; return its exit status and output.
+
+    The agent gets a process group of its own, so that killing the group also stops
+    whatever a wrapper script started: a leftover child would hold the output pipes
+    open and keep us waiting after the agent itself was gone. The price: cancelling the
+    job signals the job's group, which no longer holds the agent, so an agent caught
+    mid-request finishes that request (its own retries are bounded) on its own.
+    """
+    process = await asyncio.create_subprocess_exec(
+        *command,
+        env=dict(env),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        process_group=0,
+    )
+    try:
+        async with asyncio.timeout(within):
+            stdout, stderr = await process.communicate()
+    except TimeoutError:
+        _kill_group(process.pid)
+        await process.wait()
+        raise TokenError(
+            f"buildkite-agent oidc request-token did not finish within {within:g} s; "
+            "it was killed (is the agent able to reach the Buildkite API?)"
+        ) from None
+    except BaseException:
+        _kill_group(process.pid)  # cancelled (Ctrl-C): leave nothing running behind us
+        raise
+    assert process.returncode is not None  # communicate() returns after the exit
+    return process.returncode, stdout, stderr
+
+
+def _kill_group(pid: int) -> None:
+    # The leader is not reaped yet (no wait() has returned), so its pid, and with it the
+    # group id, cannot have been reused by an unrelated process.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 async def mint_token(
