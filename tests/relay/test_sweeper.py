@@ -6,28 +6,40 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
+import redis.asyncio
 import typer
 from prometheus_client import REGISTRY
 from sqlalchemy import select
 from tests.relay import callback_harness as harness
-from tests.relay.callback_harness import L2_REPO, Relay, callback_body
+from tests.relay.callback_harness import L2_REPO, Relay, StoreOpener, callback_body
 from typer.testing import CliRunner
 
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import Job
 from crcr.relay import sweep_cli
 from crcr.relay.callback_accept import COMPLETION_GRACE
-from crcr.relay.hud_forwarder import HUD_QUEUE
+from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook
+from crcr.relay.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.job_state import JobKey, JobState
 from crcr.relay.metrics_callback import QUEUE_DEPTH
-from crcr.relay.sweeper import LOCK_NAME, Backoff, HandlerResult, Sweeper
+from crcr.relay.sweeper import (
+    FAILED_JOB_RETRY,
+    LOCK_NAME,
+    Backoff,
+    HandlerResult,
+    Sweeper,
+    SweepReport,
+)
+from crcr.stores.keys import RedisKeys
 from crcr.stores.sqlite_state import SqliteStateStore
-from crcr.stores.state import LeasedItem
+from crcr.stores.state import JobRecord, LeasedItem
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
 relay = harness.relay
@@ -97,6 +109,44 @@ async def job_state(relay: Relay) -> str | None:
     return None if job is None else job.state
 
 
+async def until_job_is(relay: Relay, state: JobState) -> None:
+    deadline = time.monotonic() + 5
+    while await job_state(relay) != state:
+        assert time.monotonic() < deadline, f"the job never became {state}"
+        await asyncio.sleep(0.01)
+
+
+def recorded(relay: Relay) -> AcceptedHook:
+    async def record(event: AcceptedCallback) -> None:
+        relay.accepted.append(event)
+
+    return record
+
+
+class LandingFirst(HudForwarder):
+    """The relay's forwarder, with something landing just before each body is queued.
+
+    The sweeper queues a job's timed_out row after reading the job and before its
+    transition: what lands here lands between the two.
+    """
+
+    def __init__(self, relay: Relay, lands: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(
+            relay.deps.forwarder.transport, relay.store, timeout=relay.settings.hud_timeout
+        )
+        self._lands = lands
+
+    async def enqueue(
+        self,
+        body: Mapping[str, Any],
+        *,
+        expect: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
+    ) -> bool:
+        await self._lands()
+        return await super().enqueue(body, expect=expect, item_id=item_id)
+
+
 async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_its_grace(
     relay: Relay,
 ) -> None:
@@ -104,10 +154,7 @@ async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_
     relay.clock.advance(30)
     relay.hud.delay = 60.0  # the HUD write is under way when the process dies
     completing = asyncio.create_task(relay.post(callback_body("d-1", "completed", "success")))
-    deadline = time.monotonic() + 5
-    while await job_state(relay) != JobState.COMPLETED:
-        assert time.monotonic() < deadline, "the completion never applied"
-        await asyncio.sleep(0.01)
+    await until_job_is(relay, JobState.COMPLETED)
     completing.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await completing
@@ -127,6 +174,101 @@ async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_
     (event,) = [e for e in relay.accepted if e.source == "sweeper"]
     assert event.state is JobState.COMPLETED and event.job_key == JOB
     assert (await relay.sweeper.sweep_once()).completions_redone == 0
+
+
+async def test_a_completion_landing_while_the_sweeper_times_the_job_out_keeps_its_safety_net(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.delay = 60.0  # the completing relay is still writing the HUD row...
+    completing: list[asyncio.Task[object]] = []
+
+    async def completion_lands() -> None:
+        completing.append(
+            asyncio.create_task(relay.post(callback_body("d-1", "completed", "success")))
+        )
+        await until_job_is(relay, JobState.COMPLETED)
+
+    sweeper = Sweeper(
+        relay.store,
+        LandingFirst(relay, completion_lands),
+        relay.settings,
+        clock=relay.clock,
+        on_finalised=[recorded(relay)],
+    )
+    first = await sweeper.sweep_once()
+    (task,) = completing
+    task.cancel()  # ...when it dies
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    relay.hud.delay = 0.0
+
+    second = await sweeper.sweep_once()
+
+    assert (first.zombies_finalised, first.completions_redone) == (0, 0)
+    assert (second.zombies_finalised, second.completions_redone) == (0, 1)
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"]) == ("completed", "success")
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.COMPLETED
+    assert await relay.store.overdue(relay.clock() + COMPLETION_GRACE) == []
+
+
+async def track_in_progress(relay: Relay, name: str, data: Mapping[str, Any]) -> str:
+    """An in-progress job on the deadline list, due a second from now (before `start_job`'s)."""
+    key = JobKey("d-0", L2_REPO, "9000", "1", name).as_store_key()
+    new = JobRecord(str(JobState.IN_PROGRESS), {"in_progress_at": relay.clock(), **data})
+    await relay.store.transition_job(key, allowed_from={None}, new=new, ttl=3600)
+    await relay.store.track_deadline(key, relay.clock() + 1)
+    return key
+
+
+async def corrupt_job(opener: StoreOpener, key: str) -> None:
+    """Overwrite part of a job record with text no JSON decoder accepts, behind the store."""
+    if opener.kind == "sqlite":
+        with contextlib.closing(sqlite3.connect(opener.path)) as db, db:
+            db.execute(
+                "UPDATE records SET value = '{not json' WHERE kind = 'job' AND key = ?", (key,)
+            )
+        return
+    assert opener.redis_url is not None
+    client = redis.asyncio.Redis.from_url(opener.redis_url)
+    try:
+        await client.hset(RedisKeys(opener.prefix).job(key), "d:record", "{not json")
+    finally:
+        await client.aclose()
+
+
+def failures_counted() -> float:
+    return REGISTRY.get_sample_value("crcr_sweeper_job_failures_total") or 0.0
+
+
+async def test_jobs_the_sweeper_cannot_read_are_logged_and_retried_later_and_the_pass_goes_on(
+    relay: Relay, opener: StoreOpener, caplog: pytest.LogCaptureFixture
+) -> None:
+    old_format = await track_in_progress(relay, "old", {"record": {"delivery_id": "d-0"}})
+    undecodable = await track_in_progress(relay, "corrupt", {"record": {}})
+    await corrupt_job(opener, undecodable)
+    with pytest.raises(ValueError):
+        await relay.store.get_job(undecodable)
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    counted = failures_counted()
+
+    report = await relay.sweeper.sweep_once()
+
+    assert (report.jobs_failed, report.zombies_finalised) == (2, 1)
+    assert failures_counted() == counted + 2
+    assert report.handled[HUD_QUEUE] == {"done": 1}  # the zombie's timed_out row, delivered
+    assert relay.hud.only_row()["conclusion"] == "timed_out"
+    logged = [r.getMessage() for r in caplog.records if r.name == "crcr.relay.sweeper"]
+    assert any(old_format in message for message in logged)
+    assert any(undecodable in message for message in logged)
+    # Not every pass: each is tried again once FAILED_JOB_RETRY has passed.
+    assert (await relay.sweeper.sweep_once()).jobs_failed == 0
+    relay.clock.advance(FAILED_JOB_RETRY)
+    assert (await relay.sweeper.sweep_once()).jobs_failed == 2
 
 
 async def test_a_timeout_row_queued_while_the_hud_is_down_yields_to_the_late_truth(
@@ -290,6 +432,12 @@ async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay
 
 
 # --- crcr sweep ------------------------------------------------------------------------
+
+
+def test_crcr_sweep_counts_the_overdue_jobs_that_failed() -> None:
+    lines = sweep_cli.describe(SweepReport(jobs_failed=2)).splitlines()
+
+    assert "overdue jobs that failed (logged, tried again later): 2" in lines
 
 
 @pytest.fixture

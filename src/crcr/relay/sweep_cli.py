@@ -55,6 +55,8 @@ def describe(report: SweepReport) -> str:
         f"zombie jobs timed out: {report.zombies_finalised}",
         f"completions redone: {report.completions_redone}",
     ]
+    if report.jobs_failed:
+        lines.append(f"overdue jobs that failed (logged, tried again later): {report.jobs_failed}")
     for queue, counts in sorted(report.handled.items()):
         done = ", ".join(f"{result} {n}" for result, n in sorted(counts.items()))
         lines.append(f"queue {queue}: {done}")

@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from prometheus_client import Counter
+
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_accept import run_hooks
 from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook
@@ -38,6 +40,20 @@ from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable
 log = logging.getLogger(__name__)
 
 LOCK_NAME = "sweeper"
+
+FAILED_JOB_RETRY = 3600.0
+"""Seconds before the sweeper tries again an overdue job it failed on.
+
+Such a job is usually one it can never handle (a record from an older release, or a
+corrupt one). Left due, it would come first on the deadline list every pass and hold up
+the jobs behind it; an hour on, it costs one log line an hour until its record expires
+(`CRCR_STATUS_TTL`), and is finalised should a fix let it through.
+"""
+
+JOB_FAILURES = Counter(
+    "crcr_sweeper_job_failures_total",
+    "Overdue jobs the sweeper failed to finalise or redo (each logged with its job key).",
+)
 
 
 class HandlerResult(StrEnum):
@@ -75,6 +91,7 @@ class SweepReport:
 
     zombies_finalised: int = 0
     completions_redone: int = 0
+    jobs_failed: int = 0
     handled: dict[str, dict[str, int]] = field(default_factory=dict)
 
     def count(self, queue: str, result: HandlerResult) -> None:
@@ -185,24 +202,64 @@ class Sweeper:
         """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
 
         A completion is lost when its relay died between the transition and the HUD row
-        and hooks (see `callback_accept.COMPLETION_GRACE`).
+        and hooks (see `callback_accept.COMPLETION_GRACE`). A job still due after its
+        visit (see `_finalise`) comes back from `overdue`: it waits for the next pass.
         """
         now = self._clock()
+        seen: set[str] = set()
         while True:
             keys = await self._store.overdue(now, limit=self._batch_size)
-            for key in keys:
-                job = await self._store.get_job(key)
-                if job is not None and "record" in job.data:
-                    if job.state == JobState.IN_PROGRESS:
-                        report.zombies_finalised += await self._time_out(key, job.data, now)
-                    elif job.state == JobState.COMPLETED:
-                        await self._redo_completion(key, job.data)
-                        report.completions_redone += 1
-                await self._store.untrack_deadline(key)
-            if len(keys) < self._batch_size:
+            fresh = [key for key in keys if key not in seen]
+            for key in fresh:
+                seen.add(key)
+                await self._visit(key, now, report)
+            if len(keys) < self._batch_size or not fresh:
                 return
 
-    async def _time_out(self, key: str, data: Mapping[str, Any], now: float) -> int:
+    async def _visit(self, key: str, now: float, report: SweepReport) -> None:
+        """Finalise one overdue job; a job that fails is logged and tried again later.
+
+        One record the sweeper cannot handle (an older format, a corrupt one) must not
+        abort the pass, every pass, before any queue is drained.
+        """
+        try:
+            finished = await self._finalise(key, now, report)
+        except StateStoreUnavailable:
+            raise
+        except Exception:
+            # Job records hold no credentials: the exception may quote them.
+            log.exception(
+                "sweeper failed on overdue job %s; trying again in %.0f s", key, FAILED_JOB_RETRY
+            )
+            JOB_FAILURES.inc()
+            report.jobs_failed += 1
+            await self._store.track_deadline(key, now + FAILED_JOB_RETRY)
+            return
+        if finished:
+            await self._store.untrack_deadline(key)
+
+    async def _finalise(self, key: str, now: float, report: SweepReport) -> bool:
+        """Time out or redo one overdue job; whether it may leave the deadline list.
+
+        It leaves once timed out or redone, or when there is nothing left to watch (the
+        record is gone, or timed out already). A job whose timeout did not apply has
+        moved on since it was read: typically a completion landed, whose relay may still
+        be writing the HUD row, or may die before it does. It stays, and the next pass
+        looks again (and redoes the completion, unless its relay finished it first).
+        """
+        job = await self._store.get_job(key)
+        if job is None:
+            return True
+        if job.state == JobState.IN_PROGRESS:
+            if not await self._time_out(key, job.data, now):
+                return False
+            report.zombies_finalised += 1
+        elif job.state == JobState.COMPLETED:
+            await self._redo_completion(key, job.data)
+            report.completions_redone += 1
+        return True
+
+    async def _time_out(self, key: str, data: Mapping[str, Any], now: float) -> bool:
         hud_body = _hud_body_from_job(
             data,
             execution_time=elapsed(now, data.get("in_progress_at")),
@@ -220,10 +277,10 @@ class Sweeper:
             ttl=self._settings.status_ttl,
         )
         if not transition.applied:
-            return 0
+            return False
         ZOMBIES_FINALISED.inc()
         await self._run_hooks(key, data, JobState.TIMED_OUT, hud_body)
-        return 1
+        return True
 
     async def _redo_completion(self, key: str, data: Mapping[str, Any]) -> None:
         """The HUD row and hooks of a completion, from the job record, through the queue.
