@@ -34,6 +34,7 @@ from crcr.relay.sweeper import (
     LOCK_NAME,
     Backoff,
     HandlerResult,
+    QueueHandler,
     Sweeper,
     SweepReport,
 )
@@ -395,13 +396,16 @@ async def test_an_instance_that_does_not_lead_still_exports_the_queue_gauges(
 
 
 def counting(sweeper: Sweeper, counts: dict[str, int]) -> None:
-    original: Callable[[], Awaitable[object]] = sweeper.sweep_once
+    """Count the passes `sweeper` makes as the leader."""
+    original = sweeper.sweep_as_leader
 
-    async def sweep_once() -> object:
-        counts[sweeper.instance_id] = counts.get(sweeper.instance_id, 0) + 1
-        return await original()
+    async def sweep_as_leader(lock_ttl: float) -> SweepReport | None:
+        report = await original(lock_ttl)
+        if report is not None:
+            counts[sweeper.instance_id] = counts.get(sweeper.instance_id, 0) + 1
+        return report
 
-    sweeper.sweep_once = sweep_once  # type: ignore[method-assign]
+    sweeper.sweep_as_leader = sweep_as_leader  # type: ignore[method-assign]
 
 
 async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay) -> None:
@@ -431,13 +435,108 @@ async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay
     await tasks[1 - index]
 
 
+def taking(relay: Relay, seconds: float, handled: list[str]) -> QueueHandler:
+    """A handler that takes `seconds` of the relay's clock per item, as a hanging HUD does."""
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        handled.append(item.item_id)
+        relay.clock.advance(seconds)
+        return HandlerResult.DONE
+
+    return handle
+
+
+async def enqueue(relay: Relay, queue: str, count: int) -> None:
+    for n in range(count):
+        await relay.store.enqueue(queue, f"{queue}-{n}", {})
+
+
+async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_the_others(
+    relay: Relay,
+) -> None:
+    hanging: list[str] = []
+    quick: list[str] = []
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        clock=relay.clock,
+        queue_handlers={"dispatch": taking(relay, 5.0, hanging), "checks": taking(relay, 0, quick)},
+        lease_seconds=60,
+    )
+    await enqueue(relay, "dispatch", 20)
+    await enqueue(relay, "checks", 3)
+    started = relay.clock()
+
+    report = await sweeper.sweep_once()
+
+    assert relay.clock() - started <= 30  # every item was started within half its lease
+    assert report.cut_short == "out of time"
+    assert len(hanging) == 3  # half of the 30 s the empty steps before it left: 15 s
+    assert report.handled["checks"] == {"done": 3}  # what the hanging queue left them
+    assert (await relay.store.queue_stats("dispatch")).depth == 17
+    # The rest stay leased, to no one else, until their lease ends and the next pass.
+    assert await relay.store.lease("dispatch", lease_seconds=60) == []
+
+
+async def test_a_leaders_pass_ends_within_half_its_lock(relay: Relay) -> None:
+    handled: list[str] = []
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        clock=relay.clock,
+        queue_handlers={"dispatch": taking(relay, 5.0, handled)},
+        lease_seconds=60,
+    )
+    await enqueue(relay, "dispatch", 5)
+    started = relay.clock()
+
+    report = await sweeper.sweep_as_leader(lock_ttl=20)
+
+    assert report is not None and report.cut_short == "out of time"
+    assert relay.clock() - started <= 10
+    assert len(handled) == 2
+
+
+async def test_a_leader_that_lost_the_lock_stops_before_its_next_item(relay: Relay) -> None:
+    handled: list[str] = []
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        handled.append(item.item_id)
+        if len(handled) == 2:  # the lock lapsed (a stalled process), and "b" took it
+            await relay.store.release_lock(LOCK_NAME, "a")
+            assert await relay.store.acquire_lock(LOCK_NAME, "b", 60)
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        instance_id="a",
+        queue_handlers={"dispatch": handle},
+    )
+    await enqueue(relay, "dispatch", 5)
+
+    report = await sweeper.sweep_as_leader(lock_ttl=60)
+
+    assert report is not None and report.cut_short == "lost the leader lock"
+    assert len(handled) == 2
+    assert report.handled["dispatch"] == {"done": 2}
+    assert not await relay.store.acquire_lock(LOCK_NAME, "a", 60)  # "b" still leads
+    assert await sweeper.sweep_as_leader(lock_ttl=60) is None
+
+
 # --- crcr sweep ------------------------------------------------------------------------
 
 
-def test_crcr_sweep_counts_the_overdue_jobs_that_failed() -> None:
-    lines = sweep_cli.describe(SweepReport(jobs_failed=2)).splitlines()
+def test_crcr_sweep_says_what_it_left_for_the_next_pass() -> None:
+    report = SweepReport(jobs_failed=2, cut_short="out of time")
+
+    lines = sweep_cli.describe(report).splitlines()
 
     assert "overdue jobs that failed (logged, tried again later): 2" in lines
+    assert lines[-1] == "cut short (out of time): the rest waits for the next pass"
 
 
 @pytest.fixture

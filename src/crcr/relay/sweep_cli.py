@@ -60,4 +60,6 @@ def describe(report: SweepReport) -> str:
     for queue, counts in sorted(report.handled.items()):
         done = ", ".join(f"{result} {n}" for result, n in sorted(counts.items()))
         lines.append(f"queue {queue}: {done}")
+    if report.cut_short is not None:
+        lines.append(f"cut short ({report.cut_short}): the rest waits for the next pass")
     return "\n".join(lines)

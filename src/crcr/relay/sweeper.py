@@ -2,7 +2,8 @@
 
 One leader across instances (a lock in the state store) runs it in the background;
 `crcr sweep` runs one pass. Every step is safe to run twice or concurrently: zombies
-are finalised by an atomic transition, queue items are handed out under leases.
+are finalised by an atomic transition, queue items are handed out under leases. A pass
+ends well inside those leases and the leader lock (`PassLimit`).
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ class SweepReport:
     completions_redone: int = 0
     jobs_failed: int = 0
     handled: dict[str, dict[str, int]] = field(default_factory=dict)
+    cut_short: str | None = None  # why work was left for the next pass, if it was
 
     def count(self, queue: str, result: HandlerResult) -> None:
         """Count one handled item."""
@@ -137,6 +139,46 @@ def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandle
     return handle
 
 
+class PassLimit:
+    """Whether a pass may start one more job or item: it has time left, and still leads.
+
+    A pass must end well inside the leases it takes (an item still being handled when
+    its lease ends can be handed to another sweeper) and, when leading, inside the
+    leader lock (a lapsed lock lets another instance lead). So it stops starting work
+    after half the shorter of the two, renews the lock before each job or item, and
+    leaves the rest for the next pass. Each step (overdue jobs, then each queue) gets
+    an equal share of the time left, so that a slow queue (a hanging HUD) cannot starve
+    the others.
+    """
+
+    def __init__(
+        self,
+        clock: Callable[[], float],
+        budget: float,
+        renew_lock: Callable[[], Awaitable[bool]] | None = None,
+    ) -> None:
+        self._clock = clock
+        self._ends_at = clock() + budget
+        self._step_ends_at = self._ends_at
+        self._renew_lock = renew_lock
+        self.cut_short: str | None = None
+
+    def start_step(self, steps_left: int) -> None:
+        """Give the next step its share of the time left."""
+        now = self._clock()
+        self._step_ends_at = now + max(0.0, self._ends_at - now) / steps_left
+
+    async def allows_more(self) -> bool:
+        """Whether to start one more job or item of the current step."""
+        if self._clock() >= self._step_ends_at:
+            self.cut_short = self.cut_short or "out of time"
+            return False
+        if self._renew_lock is not None and not await self._renew_lock():
+            self.cut_short = "lost the leader lock"
+            return False
+        return True
+
+
 def _hud_body_from_job(
     data: Mapping[str, Any], *, execution_time: float | None, callback_payload: Mapping[str, Any]
 ) -> dict[str, Any]:
@@ -156,7 +198,9 @@ class Sweeper:
     """Finalise overdue jobs, then drain every retry queue through its handler.
 
     `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
-    as the callback's `on_accepted` hooks would have.
+    as the callback's `on_accepted` hooks would have. Queue items are leased for two
+    minutes: a pass starts none later than half a lease after taking it (`PassLimit`),
+    and one item (a dispatch through GitHub's retries) can take most of a minute.
     """
 
     def __init__(
@@ -170,7 +214,7 @@ class Sweeper:
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
         backoff: Backoff | None = None,
-        lease_seconds: float = 60.0,
+        lease_seconds: float = 120.0,
         batch_size: int = 50,
         hook_budget: float = 10.0,
     ) -> None:
@@ -190,15 +234,38 @@ class Sweeper:
         self._hook_budget = hook_budget
 
     async def sweep_once(self) -> SweepReport:
-        """One full pass: overdue jobs first, so their HUD rows go out in the same pass."""
+        """One pass without the leader lock (`crcr sweep`), within half a lease."""
+        return await self._sweep(PassLimit(self._clock, self._lease_seconds / 2))
+
+    async def sweep_as_leader(self, lock_ttl: float) -> SweepReport | None:
+        """Take or renew the leader lock and sweep while holding it; None if another leads."""
+        if not await self._store.acquire_lock(LOCK_NAME, self.instance_id, lock_ttl):
+            return None
+
+        async def renew_lock() -> bool:
+            return await self._store.acquire_lock(LOCK_NAME, self.instance_id, lock_ttl)
+
+        budget = min(self._lease_seconds, lock_ttl) / 2
+        return await self._sweep(PassLimit(self._clock, budget, renew_lock))
+
+    async def _sweep(self, limit: PassLimit) -> SweepReport:
+        """Overdue jobs first, so that their HUD rows go out in the same pass."""
         report = SweepReport()
-        await self.finalise_overdue(report)
-        for queue, handler in self.queue_handlers.items():
-            await self.drain(queue, handler, report)
+        steps = len(self.queue_handlers) + 1
+        limit.start_step(steps)
+        await self.finalise_overdue(report, limit)
+        for index, (queue, handler) in enumerate(self.queue_handlers.items()):
+            limit.start_step(steps - 1 - index)
+            await self.drain(queue, handler, report, limit)
         await self.export_queue_gauges()
+        report.cut_short = limit.cut_short
+        if report.cut_short is not None:
+            log.info(
+                "sweeper pass cut short (%s); the rest waits for the next pass", report.cut_short
+            )
         return report
 
-    async def finalise_overdue(self, report: SweepReport) -> None:
+    async def finalise_overdue(self, report: SweepReport, limit: PassLimit) -> None:
         """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
 
         A completion is lost when its relay died between the transition and the HUD row
@@ -211,6 +278,8 @@ class Sweeper:
             keys = await self._store.overdue(now, limit=self._batch_size)
             fresh = [key for key in keys if key not in seen]
             for key in fresh:
+                if not await limit.allows_more():
+                    return
                 seen.add(key)
                 await self._visit(key, now, report)
             if len(keys) < self._batch_size or not fresh:
@@ -319,8 +388,14 @@ class Sweeper:
         )
         await run_hooks(self._on_finalised, accepted, budget=self._hook_budget)
 
-    async def drain(self, queue: str, handler: QueueHandler, report: SweepReport) -> None:
-        """Handle every item of `queue` that is ready now, one leased batch at a time."""
+    async def drain(
+        self, queue: str, handler: QueueHandler, report: SweepReport, limit: PassLimit
+    ) -> None:
+        """Handle every item of `queue` that is ready now, one leased batch at a time.
+
+        Items leased but left when `limit` says stop stay leased: they are handed out
+        again when their lease ends, and count no attempt.
+        """
         seen: set[str] = set()
         while True:
             items = await self._store.lease(
@@ -328,6 +403,8 @@ class Sweeper:
             )
             fresh = [item for item in items if item.item_id not in seen]
             for item in fresh:
+                if not await limit.allows_more():
+                    return
                 seen.add(item.item_id)
                 result = await self._handle(queue, handler, item)
                 report.count(queue, result)
@@ -364,9 +441,7 @@ class Sweeper:
         try:
             while not stop.is_set():
                 try:
-                    if await self._store.acquire_lock(LOCK_NAME, self.instance_id, interval * 4):
-                        await self.sweep_once()
-                    else:
+                    if await self.sweep_as_leader(interval * 4) is None:
                         # A scrape of /metrics reaches any worker or instance, not just
                         # the leader: each keeps its own gauges of the shared queues.
                         await self.export_queue_gauges()
