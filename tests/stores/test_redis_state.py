@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
-from collections.abc import Iterator
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
-import redis.asyncio as redis
+import redis
+import redis.asyncio
 from redis.cluster import key_slot
+from redis.exceptions import ResponseError
 
 from crcr.stores.keys import RedisKeys
 from crcr.stores.redis_state import RedisStateStore
@@ -62,10 +70,115 @@ async def test_the_combined_rate_limit_call_survives_a_script_flush(
         assert (await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r"))[
             0
         ].allowed
-        admin = redis.Redis.from_url(redis_url)
+        admin = redis.asyncio.Redis.from_url(redis_url)
         await admin.script_flush()  # as after a Redis restart
         await admin.aclose()
         decision, record = await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r")
         assert (decision.allowed, decision.remaining, record) == (True, 3, None)
     finally:
+        await store.close()
+
+
+# --- a server that refuses (failover, full memory) -------------------------------
+
+
+@pytest.fixture
+def private_redis() -> Iterator[redis.Redis]:
+    """A Redis server of this test's own, to put in states the shared one must never be in.
+
+    It listens on a Unix socket in a short temporary directory (socket paths are limited
+    to ~100 bytes); a client to administer it is yielded.
+    """
+    server = shutil.which("redis-server")
+    if server is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("redis-server is not installed (CI requires it)")
+        pytest.skip("redis-server is not installed")
+    with tempfile.TemporaryDirectory(prefix="crcr-redis-") as directory:
+        path = str(Path(directory) / "redis.sock")
+        options = ["--port", "0", "--unixsocket", path, "--dir", directory, "--save", ""]
+        process = subprocess.Popen([server, *options], stdout=subprocess.DEVNULL)
+        admin = redis.Redis(unix_socket_path=path, decode_responses=True)
+        try:
+            started = time.monotonic()
+            while not Path(path).exists() or not _answers(admin):
+                assert process.poll() is None, "redis-server exited"
+                assert time.monotonic() - started < 10, "redis-server did not start"
+                time.sleep(0.01)
+            yield admin
+        finally:
+            admin.close()
+            process.terminate()
+            process.wait(timeout=10)
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:
+        return False
+
+
+def _demoted_to_replica(admin: redis.Redis, primary_port: int) -> None:
+    admin.execute_command("REPLICAOF", "127.0.0.1", primary_port)
+
+
+def _replica_without_its_primary(admin: redis.Redis, primary_port: int) -> None:
+    admin.config_set("replica-serve-stale-data", "no")
+    admin.execute_command("REPLICAOF", "127.0.0.1", primary_port)
+
+
+def _out_of_memory(admin: redis.Redis, primary_port: int) -> None:
+    admin.config_set("maxmemory", 1)  # safe: on this test's own server only
+
+
+@pytest.mark.redis
+@pytest.mark.parametrize(
+    "refusing",
+    [_demoted_to_replica, _replica_without_its_primary, _out_of_memory],
+    ids=["READONLY", "MASTERDOWN", "OOM"],
+)
+async def test_a_server_that_refuses_writes_is_reported_as_unavailable(
+    private_redis: redis.Redis, closed_port: int, refusing: Callable[[redis.Redis, int], None]
+) -> None:
+    refusing(private_redis, closed_port)  # a "primary" on a port nobody listens on
+    path = private_redis.connection_pool.connection_kwargs["path"]
+    store = RedisStateStore.from_url(f"unix://{path}", timeout=2.0)
+    started = JobRecord("in_progress", {"started_at": 1.5})
+    # One write through each way the store talks to Redis.
+    writes = {
+        "plain command": lambda: store.claim_once("delivery", 60),
+        "batched script": lambda: store.transition_job(
+            "job", allowed_from=[None], new=started, ttl=60
+        ),
+        "batched script and commands": lambda: store.transition_job_and_deadline(
+            "job", allowed_from=[None], new=started, ttl=60, deadline=1000.0
+        ),
+        "pipelined scripts": lambda: store.put_dispatches("d", {"org/r": {"n": 1}}, 60),
+        "transaction": lambda: store.track_deadline("job", 1000.0),
+    }
+    outcomes: dict[str, str] = {}
+    try:
+        for way, write in writes.items():
+            try:
+                await write()
+                outcomes[way] = "written"
+            except Exception as exc:
+                outcomes[way] = type(exc).__name__
+    finally:
+        await store.close()
+    assert outcomes == dict.fromkeys(writes, "StateStoreUnavailable")
+
+
+async def test_an_error_that_is_a_bug_stays_loud(redis_url: str, redis_namespace: str) -> None:
+    store = RedisStateStore.from_url(redis_url, prefix=redis_namespace)
+    admin = redis.asyncio.Redis.from_url(redis_url)
+    try:
+        await admin.set(RedisKeys(redis_namespace).job("job"), "not a hash")
+        with pytest.raises(ResponseError, match="WRONGTYPE"):
+            await store.transition_job(
+                "job", allowed_from=[None], new=JobRecord("in_progress"), ttl=60
+            )
+    finally:
+        await admin.aclose()
         await store.close()

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import redis.asyncio as redis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.commands.core import AsyncScript
-from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import NoScriptError
-from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from crcr.stores import redis_scripts as lua
 from crcr.stores.keys import (
@@ -26,13 +23,13 @@ from crcr.stores.keys import (
     ttl_milliseconds,
 )
 from crcr.stores.redis_batching import Command, CommandBatcher
+from crcr.stores.redis_errors import raise_failed, unavailable_on_error
 from crcr.stores.redis_packing import pack_with_hiredis
 from crcr.stores.state import (
     JobRecord,
     LeasedItem,
     QueueStats,
     RateDecision,
-    StateStoreUnavailable,
     Transition,
 )
 
@@ -151,13 +148,6 @@ class RedisStateStore:
             timeout=timeout,
         )
 
-    @contextmanager
-    def _unavailable_on_error(self) -> Iterator[None]:
-        try:
-            yield
-        except (RedisConnectionError, RedisTimeoutError, OSError) as exc:
-            raise StateStoreUnavailable(f"Redis is unavailable: {exc}") from exc
-
     def _script(self, script: str) -> AsyncScript:
         registered = self._scripts.get(script)
         if registered is None:
@@ -183,21 +173,19 @@ class RedisStateStore:
         registered = self._script(script)
         for attempt in range(2):
             evalsha = ("EVALSHA", registered.sha, len(keys), *keys, *args)
-            with self._unavailable_on_error():
+            with unavailable_on_error():
                 replies = await self._batcher.execute([evalsha, *then])
             if isinstance(replies[0], NoScriptError) and attempt == 0:
-                with self._unavailable_on_error():
+                with unavailable_on_error():
                     registered.sha = await self._client.script_load(registered.script)
                 continue
-            for reply in replies:
-                if isinstance(reply, Exception):
-                    raise reply
+            raise_failed(replies)
             return replies
         raise AssertionError("unreachable")
 
     # --- health and lifecycle -------------------------------------------------
     async def ping(self) -> None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             await self._client.ping()
 
     async def close(self) -> None:
@@ -208,7 +196,7 @@ class RedisStateStore:
 
     # --- idempotency and dispatch records -------------------------------------
     async def claim_once(self, key: str, ttl: int) -> bool:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             claimed = await self._client.set(
                 self._keys.claim(key), "1", nx=True, px=ttl_milliseconds(ttl)
             )
@@ -255,7 +243,7 @@ class RedisStateStore:
         registered = self._scripts.get(script)
         if registered is None:
             registered = self._scripts[script] = self._client.register_script(script)
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             async with self._client.pipeline(transaction=False) as pipe:
                 for keys, args in calls:
                     await registered(keys=list(keys), args=list(args), client=pipe)
@@ -263,7 +251,7 @@ class RedisStateStore:
         return results
 
     async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]
                 self._keys.dispatch(delivery_id, repo)
             )
@@ -323,7 +311,7 @@ class RedisStateStore:
         return transition
 
     async def get_job(self, job_key: str) -> JobRecord | None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]
                 self._keys.job(job_key)
             )
@@ -347,20 +335,20 @@ class RedisStateStore:
 
     # --- TTL caches -----------------------------------------------------------
     async def cache_get(self, namespace: str, key: str) -> str | None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             value: str | None = await self._client.get(  # type: ignore[assignment]
                 self._keys.cache(namespace, key)
             )
         return value
 
     async def cache_set(self, namespace: str, key: str, value: str, ttl: float) -> None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             await self._client.set(
                 self._keys.cache(namespace, key), value, px=ttl_milliseconds(ttl)
             )
 
     async def cache_delete(self, namespace: str, key: str) -> None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             await self._client.delete(self._keys.cache(namespace, key))
 
     # --- durable retry queues with leases -------------------------------------
@@ -423,7 +411,7 @@ class RedisStateStore:
     # --- in-progress tracker --------------------------------------------------
     async def track_deadline(self, job_key: str, deadline: float) -> None:
         key = self._keys.deadlines()
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             async with self._client.pipeline(transaction=True) as pipe:
                 pipe.zadd(key, {job_key: deadline})
                 pipe.pexpire(key, _QUEUE_TTL_MS)
@@ -436,29 +424,27 @@ class RedisStateStore:
         if not wait:
             self._batcher.send([command])
             return
-        with self._unavailable_on_error():
-            (reply,) = await self._batcher.execute([command])
-            if isinstance(reply, Exception):
-                raise reply
+        with unavailable_on_error():
+            replies = await self._batcher.execute([command])
+        raise_failed(replies)
 
     async def overdue(self, now: float, limit: int = 100) -> list[str]:
         # Through the batcher, so that it sees every untrack this process sent before.
         command = ("ZRANGEBYSCORE", self._keys.deadlines(), "-inf", now, "LIMIT", 0, limit)
-        with self._unavailable_on_error():
-            (due,) = await self._batcher.execute([command])
-        if isinstance(due, Exception):
-            raise due
+        with unavailable_on_error():
+            (due,) = replies = await self._batcher.execute([command])
+        raise_failed(replies)
         return list(due)
 
     # --- flags and job summaries ----------------------------------------------
     async def set_flag(self, name: str, head_sha: str, repo: str, ttl: int) -> None:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             await self._client.set(
                 self._keys.flag(name, head_sha, repo), "1", px=ttl_milliseconds(ttl)
             )
 
     async def has_flag(self, name: str, head_sha: str, repo: str) -> bool:
-        with self._unavailable_on_error():
+        with unavailable_on_error():
             return bool(await self._client.exists(self._keys.flag(name, head_sha, repo)))
 
     async def put_job_summary(
