@@ -18,6 +18,7 @@ from starlette.routing import Mount, Route
 from crcr.reporter.body import ReportError
 from crcr.reporter.ci_env import Provider
 from crcr.reporter.report import ReportInputs, deliver_report, prepare_report
+from crcr.reporter.token import TokenError
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 
 Env = dict[str, str]
@@ -113,6 +114,23 @@ async def test_a_job_reports_start_then_finish_and_the_finish_remembers_the_star
     assert second["workflow"]["started_at"] == "2024-06-01T12:00:00.000Z"
     assert second["workflow"]["completed_at"] == "2024-06-01T12:42:00.000Z"
     assert second["workflow"]["test_results"] == {"passed": 10, "failed": 0, "skipped": 1}
+
+
+async def test_without_a_token_nothing_is_sent(
+    github_env: Env, relay: RecordingRelay, client: httpx.AsyncClient
+) -> None:
+    report = prepare_report(ReportInputs(status="in_progress"), github_env, now=T0)
+    with pytest.raises(TokenError, match="permissions: id-token: write"):
+        await deliver_report(
+            report,
+            github_env,  # no ACTIONS_ID_TOKEN_REQUEST_* variables
+            callback_url="http://sandbox.test/github/callback",
+            audience="pytorch-cross-repo-ci-relay",
+            client=client,
+        )
+    assert relay.callbacks == []
+    assert report.started_file is not None
+    assert not report.started_file.exists()
 
 
 async def test_a_repeated_in_progress_does_not_move_the_remembered_start(

@@ -21,6 +21,7 @@ from crcr.reporter.ci_env import Provider
 from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import (
     DEFAULT_AUDIENCE,
+    FreshTokens,
     TokenError,
     github_token_url,
     mint_buildkite_token,
@@ -254,3 +255,20 @@ async def test_a_hung_agent_is_killed_with_what_it_started_and_not_asked_again(
     child_pid = int((tmp_path / "child.pid").read_text())
     assert has_exited(agent_pid)
     assert has_exited(child_pid)
+
+
+async def test_a_token_is_reused_until_it_is_old_then_minted_again() -> None:
+    now = [0.0]
+    minted: list[str] = []
+
+    async def mint() -> str:
+        minted.append(f"token-{len(minted) + 1}")
+        return minted[-1]
+
+    tokens = FreshTokens(mint, refresh_after=150.0, clock=lambda: now[0])
+    handed_out = []
+    for at in (0.0, 100.0, 149.9, 150.0, 299.0, 300.0):
+        now[0] = at
+        handed_out.append(await tokens())
+    assert handed_out == ["token-1", "token-1", "token-1", "token-2", "token-2", "token-3"]
+    assert minted == ["token-1", "token-2", "token-3"]

@@ -12,9 +12,12 @@ from urllib.parse import urlsplit
 import httpx
 
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep, retry_after_seconds
+from crcr.reporter.token import MintToken
 
 Verdict = Literal["accepted", "queued", "duplicate", "ignored"]
 _MESSAGE_LIMIT = 300
+# The relay sends `Retry-After` with 429 (rate limit) and 503 (state store down, §5.3).
+_RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 
 @dataclass(frozen=True)
@@ -62,7 +65,18 @@ def relay_message(response: httpx.Response, *, secret: str) -> str:
                 break
         else:
             text = json.dumps(parsed, separators=(",", ":"))
-    text = " ".join(text.split()) or "(empty body)"
+    return _for_the_log(text, secret=secret) or "(empty body)"
+
+
+def network_problem(exc: httpx.TransportError, host: str, *, secret: str) -> str:
+    """What went wrong on the wire, for the CI log (`ConnectError talking to …: why`)."""
+    what = f"{type(exc).__name__} talking to {host}"
+    detail = str(exc)
+    return f"{what}: {_for_the_log(detail, secret=secret)}" if detail else what
+
+
+def _for_the_log(text: str, *, secret: str) -> str:
+    text = " ".join(text.split())
     if secret:
         text = text.replace(secret, "[token]")
     if len(text) > _MESSAGE_LIMIT:
@@ -89,7 +103,7 @@ async def post_callback(
     client: httpx.AsyncClient,
     url: str,
     body: dict[str, Any],
-    token: str,
+    token: MintToken,
     *,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
@@ -98,19 +112,22 @@ async def post_callback(
     """POST the callback, retrying network errors, timeouts, 5xx and 429.
 
     Retrying is safe even when a lost response hid a success: the relay answers an
-    exact repeat of an accepted callback with 200 "duplicate" (SPEC §5.7).
+    exact repeat of an accepted callback with 200 "duplicate" (SPEC §5.7). `token` is
+    asked before every attempt, because the retries can outlast one token (see
+    `FreshTokens`).
     """
     policy = policy or RetryPolicy()
     payload = json.dumps(body, separators=(",", ":")).encode()
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     host = urlsplit(url).netloc or url
     problem = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
         wait: float | None = None
+        secret = await token()
+        headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
         try:
             response = await client.post(url, content=payload, headers=headers)
         except httpx.TransportError as exc:
-            problem = f"{type(exc).__name__} talking to {host}"
+            problem = network_problem(exc, host, secret=secret)
         else:
             status = response.status_code
             if 200 <= status < 300:
@@ -118,13 +135,13 @@ async def post_callback(
             if 300 <= status < 400:
                 where = response.headers.get("location", "elsewhere")
                 raise CallbackRefused(status, f"redirected to {where}; use that callback URL")
-            if status == 429:
-                wait = retry_after_seconds(response.headers.get("retry-after"), policy, now=clock())
-                problem = f"rate limited (HTTP 429): {relay_message(response, secret=token)}"
-            elif status >= 500:
-                problem = f"HTTP {status}: {relay_message(response, secret=token)}"
-            else:
-                raise CallbackRefused(status, relay_message(response, secret=token))
+            if status < 500 and status != 429:
+                raise CallbackRefused(status, relay_message(response, secret=secret))
+            if status in _RETRY_AFTER_STATUSES:
+                header = response.headers.get("retry-after")
+                wait = retry_after_seconds(header, policy, now=clock())
+            what = "rate limited (HTTP 429)" if status == 429 else f"HTTP {status}"
+            problem = f"{what}: {relay_message(response, secret=secret)}"
         if attempt < policy.attempts:
             await sleep(wait if wait is not None else policy.delay(attempt))
     raise CallbackUndelivered(f"gave up after {policy.attempts} attempts: {problem}")

@@ -26,7 +26,7 @@ from crcr.reporter.ci_env import (
 from crcr.reporter.post import PostOutcome, post_callback
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
 from crcr.reporter.started import recall_started_at, remember_started_at, state_file
-from crcr.reporter.token import mint_token
+from crcr.reporter.token import FreshTokens, mint_token
 
 
 @dataclass(frozen=True)
@@ -127,12 +127,15 @@ async def deliver_report(
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
 ) -> PostOutcome:
-    """Mint the token and post the body; note the start time once the relay has it."""
-    token = await mint_token(
-        report.provider, env, audience, client=client, policy=policy, sleep=sleep
-    )
+    """Post the body with a fresh token; note the start time once the relay has it."""
+
+    async def mint() -> str:
+        return await mint_token(
+            report.provider, env, audience, client=client, policy=policy, sleep=sleep
+        )
+
     outcome = await post_callback(
-        client, callback_url, report.body, token, policy=policy, sleep=sleep
+        client, callback_url, report.body, FreshTokens(mint), policy=policy, sleep=sleep
     )
     workflow = report.body["workflow"]
     if workflow["status"] == "in_progress" and outcome.verdict != "ignored":

@@ -19,6 +19,9 @@ class RetryPolicy:
     The defaults (5 attempts: 1, 2, 4, 8 s apart plus jitter) ride out a relay
     restart or a network blip well inside the few minutes an OIDC token stays valid.
     Jitter spreads the retries of many matrix jobs that failed at the same instant.
+    A `Retry-After` (429, or 503 while the relay's state store is down) replaces the
+    backoff, capped at `max_retry_after`: four such waits can outlast a token, which is
+    why the poster asks `FreshTokens` before every attempt.
     """
 
     attempts: int = 5

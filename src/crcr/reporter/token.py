@@ -11,7 +11,8 @@ import contextlib
 import os
 import shutil
 import signal
-from collections.abc import Mapping
+import time
+from collections.abc import Awaitable, Callable, Mapping
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -25,6 +26,13 @@ BUILDKITE_TOKEN_LIFETIME = 300
 # The agent retries its own API call (agent v3: 5 attempts, about 30 s of backoff in
 # all), so one still silent after a minute is hung, not slow.
 BUILDKITE_AGENT_TIMEOUT = 60.0
+# GitHub's ID tokens also live 5 minutes (undocumented, but what `exp` says), so half of
+# that is the most a token may have aged before a request, leaving the other half for
+# the request itself (the relay allows 60 s of clock leeway on top, but we do not lean
+# on it).
+TOKEN_REFRESH_AFTER = BUILDKITE_TOKEN_LIFETIME / 2
+
+MintToken = Callable[[], Awaitable[str]]
 
 
 class TokenError(Exception):
@@ -182,6 +190,39 @@ def _kill_group(pid: int) -> None:
     # group id, cannot have been reused by an unrelated process.
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
+
+
+class FreshTokens:
+    """Hands out a token young enough to still be valid when the relay checks it.
+
+    One callback may be retried for minutes (up to 120 s per `Retry-After`), longer
+    than a token lives, so a token is minted again once it is `refresh_after` seconds
+    old. Minting on every attempt would be simpler still, but it would put the token
+    service's own retries (and their failures) in front of every retry of the callback,
+    which is usually a relay blip that a token is no help with.
+    """
+
+    def __init__(
+        self,
+        mint: MintToken,
+        *,
+        refresh_after: float = TOKEN_REFRESH_AFTER,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._mint = mint
+        self._refresh_after = refresh_after
+        self._clock = clock
+        self._token: str | None = None
+        self._minted_at = 0.0
+
+    async def __call__(self) -> str:
+        """The current token, minted anew if there is none or it has grown too old."""
+        now = self._clock()
+        if self._token is None or now - self._minted_at >= self._refresh_after:
+            # The age counts from before the mint: the issuer stamps `iat` meanwhile.
+            self._token = await self._mint()
+            self._minted_at = now
+        return self._token
 
 
 async def mint_token(
