@@ -227,6 +227,10 @@ async def test_records_expire_after_their_ttl(store: StateStore) -> None:
     await store.claim_once("delivery", 1)
     await store.put_dispatch("d", "org/r", {"state": "pending"}, 1)
     await store.transition_job("job", allowed_from=[None], new=JobRecord("DISPATCHED"), ttl=1)
+    await store.transition_job("undone", allowed_from=[None], new=JobRecord("B"), ttl=TTL)
+    await store.restore_job(
+        "undone", expected_state="B", previous=JobRecord("A"), ttl=1, deadline=None
+    )
     await store.set_flag("wanted", "sha", "org/r", 1)
     await store.put_job_summary("sha", "org/r", "job", {"status": "completed"}, 1)
     await store.put_job_summary("sha", "org/r", "long", {"status": "in_progress"}, TTL)
@@ -235,6 +239,7 @@ async def test_records_expire_after_their_ttl(store: StateStore) -> None:
         return (
             await store.get_dispatch("d", "org/r") is None
             and await store.get_job("job") is None
+            and await store.get_job("undone") is None
             and not await store.has_flag("wanted", "sha", "org/r")
             and "job" not in await store.job_summaries("sha", "org/r")
         )
@@ -430,6 +435,79 @@ async def test_a_tracked_job_keeps_the_earlier_of_its_two_deadlines(store: State
 
     assert await store.overdue(999.0) == ["job-a"]
     assert await store.overdue(1000.0) == ["job-a", "job-b"]
+
+
+# --- undoing a transition whose effects were refused (a HUD 4xx) -----------------
+
+
+async def test_restore_puts_the_previous_record_back_whole_and_its_deadline_exactly(
+    store: StateStore,
+) -> None:
+    started = JobRecord("in_progress", {"in_progress_at": 100.0, "run_id": "1"})
+    done = JobRecord("completed", {"conclusion": "failure", "run_id": "2"})
+    await store.transition_job_and_deadline(
+        "job", allowed_from={None}, new=started, ttl=TTL, deadline=1000.0
+    )
+    completion = await store.transition_job_and_deadline(
+        "job", allowed_from={"in_progress"}, new=done, ttl=TTL, deadline=600.0
+    )
+    assert completion.previous == started
+
+    restored = await store.restore_job(
+        "job", expected_state="completed", previous=completion.previous, ttl=TTL, deadline=5000.0
+    )
+
+    assert restored is True
+    assert await store.get_job("job") == started  # no "conclusion" left from the merge
+    # Exactly the deadline given, although later than the one tracked.
+    assert await store.overdue(4999.0) == []
+    assert await store.overdue(5000.0) == ["job"]
+    # The corrected retry is a transition again, not a duplicate.
+    retry = await store.transition_job("job", allowed_from={"in_progress"}, new=done, ttl=TTL)
+    assert (retry.applied, retry.previous) == (True, started)
+
+
+async def test_restore_to_no_record_removes_the_job_and_untracks_it(store: StateStore) -> None:
+    started = JobRecord("in_progress", {"in_progress_at": 100.0})
+    await store.transition_job_and_deadline(
+        "job", allowed_from={None}, new=started, ttl=TTL, deadline=1000.0
+    )
+
+    restored = await store.restore_job(
+        "job", expected_state="in_progress", previous=None, ttl=TTL, deadline=None
+    )
+
+    assert restored is True
+    assert await store.get_job("job") is None
+    assert await store.overdue(9000.0) == []
+    again = await store.transition_job("job", allowed_from={None}, new=started, ttl=TTL)
+    assert (again.applied, again.previous) == (True, None)
+
+
+async def test_restore_changes_nothing_once_the_job_has_moved_on(store: StateStore) -> None:
+    started = JobRecord("in_progress", {"in_progress_at": 100.0})
+    done = JobRecord("completed", {"conclusion": "success"})
+    await store.transition_job_and_deadline(
+        "job", allowed_from={None}, new=started, ttl=TTL, deadline=1000.0
+    )
+    await store.transition_job_and_deadline(
+        "job", allowed_from={"in_progress"}, new=done, ttl=TTL, deadline=600.0
+    )
+
+    moved_on = await store.restore_job(
+        "job", expected_state="in_progress", previous=None, ttl=TTL, deadline=None
+    )
+    never_there = await store.restore_job(
+        "other", expected_state="in_progress", previous=started, ttl=TTL, deadline=50.0
+    )
+
+    assert (moved_on, never_there) == (False, False)
+    assert await store.get_job("job") == JobRecord(
+        "completed", {"in_progress_at": 100.0, "conclusion": "success"}
+    )
+    assert await store.get_job("other") is None
+    assert await store.overdue(9000.0) == ["job"]
+    assert await store.overdue(599.0) == []
 
 
 # --- flags and job summaries ------------------------------------------------------

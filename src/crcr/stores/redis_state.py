@@ -310,6 +310,23 @@ class RedisStateStore:
             await self.untrack_deadline(job_key)
         return transition
 
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        ttl_ms = ttl_milliseconds(ttl)
+        tracked = "" if deadline is None else repr(float(deadline))
+        args: list[str | int] = [expected_state, job_key, tracked, _QUEUE_TTL_MS]
+        if previous is not None:
+            args += [ttl_ms, previous.state, *_data_fields(previous.data)]
+        keys = [self._keys.job(job_key), self._keys.deadlines()]
+        return bool(await self._run(lua.RESTORE_JOB, keys, args))
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         with unavailable_on_error():
             fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]

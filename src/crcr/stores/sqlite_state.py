@@ -59,6 +59,15 @@ def _job(value: str | None) -> JobRecord | None:
     return JobRecord(state=stored["state"], data=stored["data"])
 
 
+def _track(conn: sqlite3.Connection, job_key: str, deadline: float) -> None:
+    """Set the job's deadline to exactly `deadline`, tracked already or not."""
+    conn.execute(
+        "INSERT INTO deadlines (job_key, deadline) VALUES (?, ?)"
+        " ON CONFLICT (job_key) DO UPDATE SET deadline = excluded.deadline",
+        (job_key, deadline),
+    )
+
+
 def _transition(
     job_key: str, allowed_from: Collection[str | None], new: JobRecord, ttl: int
 ) -> Callable[[sqlite3.Connection, float], Transition]:
@@ -191,6 +200,36 @@ class SqliteStateStore:
 
         return await self._db.write(with_deadline)
 
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        expires_in = _seconds(ttl)
+        restored = None
+        if previous is not None:
+            restored = encode({"state": previous.state, "data": dict(previous.data)})
+
+        def restore(conn: sqlite3.Connection, now: float) -> bool:
+            current = _job(_live(conn, "job", job_key, now))
+            if current is None or current.state != expected_state:
+                return False
+            if restored is None:
+                conn.execute("DELETE FROM records WHERE kind = 'job' AND key = ?", (job_key,))
+            else:
+                _put(conn, "job", job_key, restored, now + expires_in)
+            if deadline is None:
+                conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
+            else:
+                _track(conn, job_key, deadline)
+            return True
+
+        return await self._db.write(restore)
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         return _job(await self._db.read(lambda conn, now: _live(conn, "job", job_key, now)))
 
@@ -309,13 +348,7 @@ class SqliteStateStore:
 
     # --- in-progress tracker --------------------------------------------------
     async def track_deadline(self, job_key: str, deadline: float) -> None:
-        await self._db.write(
-            lambda conn, now: conn.execute(
-                "INSERT INTO deadlines (job_key, deadline) VALUES (?, ?)"
-                " ON CONFLICT (job_key) DO UPDATE SET deadline = excluded.deadline",
-                (job_key, deadline),
-            )
-        )
+        await self._db.write(lambda conn, now: _track(conn, job_key, deadline))
 
     async def untrack_deadline(self, job_key: str, *, wait: bool = True) -> None:
         # Always waited for: a local write, with no round trip to share.

@@ -139,6 +139,23 @@ class StateStore(Protocol):
         state (an identical transition applied concurrently).
         """
 
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        """Undo a transition whose effects were refused downstream of it.
+
+        Atomically: if the job's current state is `expected_state`, put `previous` back
+        whole (its data replaces the current data entirely, no merge; `None` removes the
+        job record) and set the job's deadline to exactly `deadline` (`None`: untrack it),
+        and return True. Otherwise change nothing and return False (the job moved on).
+        """
+
     async def get_job(self, job_key: str) -> JobRecord | None:
         """Return the job's current record, or None."""
 
