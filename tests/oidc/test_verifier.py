@@ -25,7 +25,12 @@ from crcr.stores.state import StateStore
 GITHUB_URL = "http://sandbox.test/oidc"
 BUILDKITE_URL = "http://sandbox.test/buildkite"
 AUDIENCE = "pytorch-cross-repo-ci-relay"
-ORG_ID, PIPELINE_ID = "0190a1b2-org0-uuid", "0190a1b2-pipe-uuid"
+# Buildkite's organization_id / pipeline_id claims are UUIDs; slugs are free text.
+ORG_ID = "0190a1b2-7c1e-7d3a-9f00-3a1d2e4f5a60"
+PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-5b6c7d8e9f01"
+CPU_PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-00000000c0e0"
+STRANGER_ORG_ID = "7f000000-0000-4000-8000-000000000001"
+STRANGER_PIPELINE_ID = "7f000000-0000-4000-8000-000000000002"
 
 
 class Clock:
@@ -75,7 +80,7 @@ def trusted() -> list[OidcIssuer]:
                         "repo": "acme/gpu-ci",
                         "required_claims": {"build_branch": "main"},
                     },
-                    "acme/cpu-tests": "acme/cpu-ci",
+                    f"{ORG_ID}/{CPU_PIPELINE_ID}": "acme/cpu-ci",
                 },
             }
         ),
@@ -156,11 +161,15 @@ async def test_buildkite_token_maps_org_and_pipeline_ids_to_the_repo(
     )
 
 
-async def test_buildkite_token_without_ids_maps_by_slugs(
+async def test_buildkite_ids_match_whatever_their_case(
     verifier: OidcVerifier, buildkite: SandboxIssuer
 ) -> None:
     token = buildkite.mint_buildkite_token(
-        organization_slug="acme", pipeline_slug="cpu-tests", audience=AUDIENCE
+        organization_slug="acme",
+        pipeline_slug="cpu-tests",
+        organization_id=ORG_ID.upper(),
+        pipeline_id=CPU_PIPELINE_ID.upper(),
+        audience=AUDIENCE,
     )
     assert (await verifier.verify(bearer(token))).repo == "acme/cpu-ci"
 
@@ -347,11 +356,51 @@ async def test_buildkite_pipeline_not_in_the_map_is_rejected(
     verifier: OidcVerifier, buildkite: SandboxIssuer
 ) -> None:
     token = buildkite.mint_buildkite_token(
-        organization_slug="acme", pipeline_slug="unlisted", audience=AUDIENCE
+        organization_slug="acme",
+        pipeline_slug="unlisted",
+        organization_id=ORG_ID,
+        pipeline_id=STRANGER_PIPELINE_ID,
+        audience=AUDIENCE,
     )
     assert await rejection(verifier, bearer(token)) == (
         "Buildkite pipeline is not mapped to a repository"
     )
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [{}, {"organization_id": ORG_ID}, {"pipeline_id": PIPELINE_ID}],
+    ids=["neither", "no pipeline_id", "no organization_id"],
+)
+async def test_buildkite_token_without_both_id_claims_is_rejected(
+    verifier: OidcVerifier, buildkite: SandboxIssuer, ids: dict[str, str]
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme", pipeline_slug="gpu-tests", audience=AUDIENCE, **ids
+    )
+    reason = await rejection(verifier, bearer(token))
+    assert reason.startswith("token lacks the Buildkite organization_id and pipeline_id claims")
+    assert "--claim organization_id,pipeline_id" in reason
+
+
+@pytest.mark.parametrize("own_ids", [False, True])
+async def test_slugs_spelling_a_mapped_pipelines_ids_do_not_reach_its_repo(
+    verifier: OidcVerifier, buildkite: SandboxIssuer, own_ids: bool
+) -> None:
+    # Every Buildkite organisation shares the issuer, and slugs are whatever their owner
+    # typed: a stranger can name its organisation and pipeline after a victim's UUIDs.
+    ids = {"organization_id": STRANGER_ORG_ID, "pipeline_id": STRANGER_PIPELINE_ID}
+    token = buildkite.mint_buildkite_token(
+        organization_slug=ORG_ID,
+        pipeline_slug=PIPELINE_ID,
+        audience=AUDIENCE,
+        **(ids if own_ids else {}),
+    )
+    reason = await rejection(verifier, bearer(token))
+    if own_ids:
+        assert reason == "Buildkite pipeline is not mapped to a repository"
+    else:
+        assert reason.startswith("token lacks the Buildkite organization_id")
 
 
 @pytest.mark.parametrize("branch", ["feature/x", None])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,12 +275,17 @@ async def build_relay(
     http: httpx.AsyncClient,
     *,
     transport: HudTransport | None = None,
+    extra_issuers: Sequence[OidcIssuer] = (),
     **setting_overrides: Any,
 ) -> Relay:
-    """Assemble one relay instance on `store` (call again on a reopened store to restart)."""
+    """Assemble one relay instance on `store` (call again on a reopened store to restart).
+
+    `extra_issuers` are trusted besides the sandbox's GitHub issuer; `http` must reach
+    their JWKS.
+    """
     settings = Settings(
         upstream_repo=UPSTREAM,
-        oidc_issuers=[OidcIssuer(issuer=ISSUER_URL, kind="github")],
+        oidc_issuers=[OidcIssuer(issuer=ISSUER_URL, kind="github"), *extra_issuers],
         oidc_audience=AUDIENCE,
         hud_url=HUD_URL,
         hud_token=HUD_TOKEN,

@@ -7,57 +7,128 @@ for a repo below L2 is answered 200 "ignored".
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
 import pytest
 from fastapi import FastAPI
+from starlette.applications import Starlette
+from starlette.routing import Mount
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import AUDIENCE, L1_REPO, L2_REPO, Relay, callback_body
 
 from crcr.relay.callback import callback_router
 from crcr.relay.callback_deps import CallbackDeps
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
+from crcr.settings import OidcIssuer
 
-opener, signing_key, issuer, relay = (
-    harness.opener,
-    harness.signing_key,
-    harness.issuer,
-    harness.relay,
+opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
+
+BUILDKITE_URL = "http://sandbox.test/buildkite"
+ORG_ID = "0190a1b2-7c1e-7d3a-9f00-3a1d2e4f5a60"
+PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-5b6c7d8e9f01"
+UNMAPPED_PIPELINE_ID = "7f000000-0000-4000-8000-000000000002"
+BUILDKITE_ISSUER = OidcIssuer.model_validate(
+    {
+        "issuer": BUILDKITE_URL,
+        "kind": "buildkite",
+        "repo_map": {
+            f"{ORG_ID}/{PIPELINE_ID}": {
+                "repo": L2_REPO,
+                "required_claims": {"build_branch": "main"},
+            }
+        },
+    }
 )
+
+
+@pytest.fixture(scope="module")
+def buildkite() -> SandboxIssuer:
+    return SandboxIssuer(BUILDKITE_URL, key=SigningKey.generate())
+
+
+@pytest.fixture
+async def relay(
+    opener: harness.StoreOpener, issuer: SandboxIssuer, buildkite: SandboxIssuer
+) -> AsyncIterator[Relay]:
+    """The harness's relay, also trusting a Buildkite issuer whose pipeline is the L2 repo."""
+    hud = harness.StandInHud()
+    store = await opener.open()
+    world = Starlette(
+        routes=[
+            Mount("/oidc", routes=issuer.routes()),
+            Mount("/buildkite", routes=buildkite.routes()),
+            Mount("/", app=hud.app),
+        ]
+    )
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=world)) as http:
+        built = await harness.build_relay(
+            store, hud, issuer, harness.Clock(), http, extra_issuers=[BUILDKITE_ISSUER]
+        )
+        async with built.client:
+            yield built
+    await store.close()
 
 
 def _claims(issuer: SandboxIssuer, **overrides: Any) -> dict[str, Any]:
     return issuer.actions_claims(L2_REPO, audience=AUDIENCE, **overrides)
 
 
-FORGERIES: dict[str, Callable[[SandboxIssuer], str]] = {
-    "not a JWT": lambda i: "not-a-jwt",
-    "wrong audience": lambda i: i.mint(_claims(i, aud="https://github.com/org2")),
-    "wrong issuer": lambda i: i.mint(_claims(i, iss="https://evil.example/oidc")),
-    "expired": lambda i: i.mint(_claims(i, exp=int(time.time()) - 3600)),
-    "not valid yet": lambda i: i.mint(_claims(i, nbf=int(time.time()) + 3600)),
-    "alg none": lambda i: i.mint(_claims(i), alg="none"),
-    "HS256 keyed with the public key": lambda i: i.mint(_claims(i), alg="HS256"),
-    "unknown kid": lambda i: i.mint(_claims(i), headers={"kid": "never-published"}),
-    "signed by another key": lambda i: i.mint(
+def _buildkite(issuer: SandboxIssuer, **overrides: Any) -> str:
+    claims = {
+        "organization_slug": "org2",
+        "pipeline_slug": "l2-backend",
+        "organization_id": ORG_ID,
+        "pipeline_id": PIPELINE_ID,
+        "audience": AUDIENCE,
+        **overrides,
+    }
+    return issuer.mint_buildkite_token(**claims)
+
+
+# Each forgery gets the GitHub issuer and the Buildkite one, and signs with either.
+FORGERIES: dict[str, Callable[[SandboxIssuer, SandboxIssuer], str]] = {
+    "not a JWT": lambda i, _: "not-a-jwt",
+    "wrong audience": lambda i, _: i.mint(_claims(i, aud="https://github.com/org2")),
+    "wrong issuer": lambda i, _: i.mint(_claims(i, iss="https://evil.example/oidc")),
+    "expired": lambda i, _: i.mint(_claims(i, exp=int(time.time()) - 3600)),
+    "not valid yet": lambda i, _: i.mint(_claims(i, nbf=int(time.time()) + 3600)),
+    "alg none": lambda i, _: i.mint(_claims(i), alg="none"),
+    "HS256 keyed with the public key": lambda i, _: i.mint(_claims(i), alg="HS256"),
+    "unknown kid": lambda i, _: i.mint(_claims(i), headers={"kid": "never-published"}),
+    "signed by another key": lambda i, _: i.mint(
         _claims(i), key=SigningKey.generate(), headers={"kid": i.signing_key.kid}
     ),
+    "Buildkite pipeline not mapped": lambda _, bk: _buildkite(bk, pipeline_id=UNMAPPED_PIPELINE_ID),
+    "Buildkite required claim not met": lambda _, bk: _buildkite(bk, build_branch="feature/x"),
+    # Slugs are anyone's to choose: spelling the mapped IDs in them must not do.
+    "Buildkite slugs without the ID claims": lambda _, bk: _buildkite(
+        bk,
+        organization_slug=ORG_ID,
+        pipeline_slug=PIPELINE_ID,
+        organization_id=None,
+        pipeline_id=None,
+    ),
+}
+BUILDKITE_REASONS = {
+    "Buildkite pipeline not mapped": "Buildkite pipeline is not mapped to a repository",
+    "Buildkite required claim not met": "build_branch does not meet the pipeline's requirement",
+    "Buildkite slugs without the ID claims": "lacks the Buildkite organization_id and pipeline_id",
 }
 
 
 @pytest.mark.parametrize("forgery", sorted(FORGERIES))
 async def test_a_bad_token_is_refused_with_401_and_nothing_is_written(
-    relay: Relay, forgery: str
+    relay: Relay, buildkite: SandboxIssuer, forgery: str
 ) -> None:
     await relay.dispatch("d-1")
-    token = FORGERIES[forgery](relay.issuer)
+    token = FORGERIES[forgery](relay.issuer, buildkite)
 
     response = await relay.post(callback_body("d-1"), token=token)
 
     assert response.status_code == 401, response.text
-    assert response.json()["error"]
+    assert BUILDKITE_REASONS.get(forgery, "") in response.json()["error"]
     assert relay.hud.writes == 0
     assert await relay.store.overdue(time.time() + 10**9) == []
 
@@ -134,3 +205,14 @@ async def test_the_router_can_take_its_dependencies_late(relay: Relay) -> None:
         )
 
     assert response.json() == {"status": "accepted"}
+
+
+async def test_a_mapped_buildkite_pipeline_reports_for_its_repo(
+    relay: Relay, buildkite: SandboxIssuer
+) -> None:
+    await relay.dispatch("d-1")
+
+    response = await relay.post(callback_body("d-1"), token=_buildkite(buildkite))
+
+    assert (response.status_code, response.json()) == (200, {"status": "accepted"})
+    assert relay.hud.writes == 1

@@ -1,9 +1,13 @@
 """A stand-in `buildkite-agent` for end-to-end tests: `oidc request-token` and nothing else.
 
-Like the real agent it asks a token service for the job's OIDC token, authenticating
-with the job's `BUILDKITE_AGENT_ACCESS_TOKEN` at `BUILDKITE_AGENT_ENDPOINT` (here the
-sandbox Buildkite issuer's token endpoint), and prints the token alone on stdout.
-Flags the real command does not have are refused, so the reporter's call stays valid.
+Like the real agent it asks the agent API for the job's OIDC token, posting the audience,
+the lifetime and the optional claims named with `--claim` to
+`$BUILDKITE_AGENT_ENDPOINT/jobs/$BUILDKITE_JOB_ID/oidc/tokens` with the job's
+`BUILDKITE_AGENT_ACCESS_TOKEN`, and prints the token alone on stdout. Buildkite adds
+`organization_id` and `pipeline_id` to the token only when they are asked for.
+
+Flags the real command does not have are refused, so the reporter's call stays valid;
+with `STUB_AGENT_WITHOUT_CLAIM_FLAG=1` it plays an agent too old to know `--claim`.
 """
 
 from __future__ import annotations
@@ -18,6 +22,12 @@ import urllib.request
 FLAGS_WITH_VALUES = ("--audience", "--lifetime", "--claim")
 
 
+def known_flags() -> tuple[str, ...]:
+    if os.environ.get("STUB_AGENT_WITHOUT_CLAIM_FLAG") == "1":
+        return tuple(flag for flag in FLAGS_WITH_VALUES if flag != "--claim")
+    return FLAGS_WITH_VALUES
+
+
 def parse_flags(arguments: list[str]) -> dict[str, str]:
     """`--flag value` pairs (also `--flag=value`), refusing anything else."""
     flags: dict[str, str] = {}
@@ -25,7 +35,7 @@ def parse_flags(arguments: list[str]) -> dict[str, str]:
     while remaining:
         flag = remaining.pop(0)
         name, equals, value = flag.partition("=")
-        if name not in FLAGS_WITH_VALUES:
+        if name not in known_flags():
             raise ValueError(f"flag provided but not defined: {name}")
         if not equals:
             if not remaining:
@@ -37,16 +47,26 @@ def parse_flags(arguments: list[str]) -> dict[str, str]:
     return flags
 
 
-def request_token(audience: str) -> str:
-    """Ask the token endpoint for a token with `audience`."""
-    endpoint = os.environ["BUILDKITE_AGENT_ENDPOINT"]
-    separator = "&" if "?" in endpoint else "?"
-    url = f"{endpoint}{separator}audience={urllib.parse.quote(audience, safe='')}"
+def request_token(flags: dict[str, str]) -> str:
+    """Ask the agent API for the job's token, with the optional claims `--claim` names."""
+    endpoint = os.environ["BUILDKITE_AGENT_ENDPOINT"].rstrip("/")
+    job = urllib.parse.quote(os.environ["BUILDKITE_JOB_ID"], safe="")
+    body: dict[str, object] = {
+        "audience": flags.get("--audience", ""),
+        "lifetime": int(flags.get("--lifetime", "0")),
+        "claims": [claim.strip() for claim in flags.get("--claim", "").split(",") if claim],
+    }
     request = urllib.request.Request(
-        url, headers={"Authorization": f"Bearer {os.environ['BUILDKITE_AGENT_ACCESS_TOKEN']}"}
+        f"{endpoint}/jobs/{job}/oidc/tokens",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={
+            "Authorization": f"Token {os.environ['BUILDKITE_AGENT_ACCESS_TOKEN']}",
+            "Content-Type": "application/json",
+        },
     )
     with urllib.request.urlopen(request, timeout=10) as response:
-        token: str = json.load(response)["value"]
+        token: str = json.load(response)["token"]
     return token
 
 
@@ -56,8 +76,7 @@ def main(arguments: list[str]) -> int:
         print(f"fatal: unknown command {' '.join(arguments[:2])!r}", file=sys.stderr)
         return 1
     try:
-        flags = parse_flags(arguments[2:])
-        token = request_token(flags.get("--audience", "https://buildkite.com"))
+        token = request_token(parse_flags(arguments[2:]))
     except ValueError as exc:
         print(f"fatal: {exc}", file=sys.stderr)
         return 1

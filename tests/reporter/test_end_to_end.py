@@ -4,7 +4,8 @@ The sandbox (GitHub API, an Actions OIDC issuer and a Buildkite one) and the rel
 over loopback from a background thread. A signed webhook makes the relay dispatch; the
 job's environment is built from that dispatch; `crcr report` runs as its own process,
 mints its token from the sandbox (through the Actions token endpoint, or a stand-in
-`buildkite-agent` on PATH) and posts to the relay; the HUD's JSON API shows what landed.
+`buildkite-agent` on PATH asking a stand-in agent API) and posts to the relay; the HUD's
+JSON API shows what landed.
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any
 
 import httpx
 import pytest
-from starlette.routing import Mount
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
 from tests.reporter.served_apps import served_in_thread
 
 from crcr.app import create_app
@@ -39,6 +42,9 @@ ACTIONS_REPO = "e2e-org/actions-backend"
 BUILDKITE_REPO = "e2e-org/buildkite-backend"
 BUILDKITE_ORG = "e2e-buildkite-org"
 BUILDKITE_PIPELINE = "npu-ci"
+# What Buildkite knows the organisation and pipeline by: UUIDs, immutable, unlike slugs.
+BUILDKITE_ORG_ID = "0190a1b2-7c1e-7d3a-9f00-3a1d2e4f5a60"
+BUILDKITE_PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-5b6c7d8e9f01"
 ALLOWLIST = f"""
 L2:
   - {ACTIONS_REPO}
@@ -67,6 +73,49 @@ class RecordingIssuer(SandboxIssuer):
         return token
 
 
+class StandInBuildkite(RecordingIssuer):
+    """Buildkite's issuer and the agent API route `buildkite-agent oidc request-token` calls.
+
+    Each job's access token is bound to what Buildkite knows of the job. Like Buildkite,
+    the route leaves the optional `organization_id` and `pipeline_id` claims out of the
+    token unless the request names them.
+    """
+
+    OPTIONAL_CLAIMS = ("organization_id", "pipeline_id")
+
+    def __init__(self, issuer: str) -> None:
+        super().__init__(issuer)
+        self.jobs: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    @property
+    def agent_endpoint(self) -> str:
+        """The value for `BUILDKITE_AGENT_ENDPOINT`."""
+        return f"{self.issuer}/v3"
+
+    def start_job(self, job_id: str, access_token: str, **job: Any) -> None:
+        """Accept `access_token` for job `job_id`; `job` takes `buildkite_claims`' arguments."""
+        self.jobs[access_token] = (job_id, job)
+
+    async def _oidc_token(self, request: Request) -> JSONResponse:
+        scheme, _, credentials = request.headers.get("authorization", "").partition(" ")
+        job_id, job = self.jobs.get(credentials, ("", {})) if scheme == "Token" else ("", {})
+        if not job or request.path_params["job_id"] != job_id:
+            return JSONResponse({"message": "Unauthorized"}, status_code=401)
+        body = await request.json()
+        asked = body.get("claims") or []
+        if not set(asked) <= set(self.OPTIONAL_CLAIMS):
+            return JSONResponse({"message": "Invalid claims requested"}, status_code=422)
+        left_out = [name for name in self.OPTIONAL_CLAIMS if name not in asked]
+        arguments = {name: value for name, value in job.items() if name not in left_out}
+        audience = body.get("audience") or "https://buildkite.com"
+        token = self.mint(self.buildkite_claims(audience=audience, **arguments))
+        return JSONResponse({"token": token})
+
+    def routes(self) -> list[BaseRoute]:
+        route = Route("/v3/jobs/{job_id}/oidc/tokens", self._oidc_token, methods=["POST"])
+        return [*super().routes(), route]
+
+
 @dataclass
 class Stack:
     """The running relay and sandbox, and what a test needs to drive them."""
@@ -75,7 +124,7 @@ class Stack:
     secret: str
     github: SandboxGitHub
     actions: RecordingIssuer
-    buildkite: RecordingIssuer
+    buildkite: StandInBuildkite
     agent_dir: Path
     http: httpx.Client
     request_tokens: list[str] = field(default_factory=list)
@@ -141,17 +190,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
     github = SandboxGitHub()
     github.install_app(UPSTREAM, ACTIONS_REPO, BUILDKITE_REPO)
     actions = RecordingIssuer(f"{sandbox_url}/actions-oidc")
-    buildkite = RecordingIssuer(f"{sandbox_url}/buildkite-oidc")
+    buildkite = StandInBuildkite(f"{sandbox_url}/buildkite-oidc")
     (work / "allowlist.yaml").write_text(ALLOWLIST)
     issuers = [
         {"issuer": actions.issuer, "kind": "github"},
         {
             "issuer": buildkite.issuer,
             "kind": "buildkite",
-            # Slug form: `crcr report` does not ask the agent for the optional
-            # organization_id/pipeline_id claims, so its tokens carry only slugs.
+            # Keyed by IDs only (SPEC §2): `crcr report` asks the agent for the optional
+            # organization_id/pipeline_id claims, and slugs are anyone's to choose.
             "repo_map": {
-                f"{BUILDKITE_ORG}/{BUILDKITE_PIPELINE}": {
+                f"{BUILDKITE_ORG_ID}/{BUILDKITE_PIPELINE_ID}": {
                     "repo": BUILDKITE_REPO,
                     "required_claims": {"build_branch": "main"},
                 }
@@ -242,13 +291,26 @@ def actions_job(
 
 
 def buildkite_job(
-    stack: Stack, work: Path, client_payload: Mapping[str, Any], *, build_branch: str
+    stack: Stack,
+    work: Path,
+    client_payload: Mapping[str, Any],
+    *,
+    build_branch: str,
+    old_agent: bool = False,
 ) -> dict[str, str]:
-    """The environment of a Buildkite job started from a relay dispatch."""
-    claims = stack.buildkite.buildkite_claims(
+    """The environment of a Buildkite job started from a relay dispatch.
+
+    `old_agent` puts an agent too old to know `--claim` on PATH.
+    """
+    job_id, access_token = str(uuid.uuid4()), secrets.token_urlsafe(32)
+    stack.request_tokens.append(access_token)
+    stack.buildkite.start_job(
+        job_id,
+        access_token,
         organization_slug=BUILDKITE_ORG,
         pipeline_slug=BUILDKITE_PIPELINE,
-        audience="https://buildkite.com",  # the agent asks for ours; the endpoint swaps it in
+        organization_id=BUILDKITE_ORG_ID,
+        pipeline_id=BUILDKITE_PIPELINE_ID,
         build_branch=build_branch,
     )
     return job_environment(
@@ -261,11 +323,12 @@ def buildkite_job(
             "BUILDKITE_LABEL": ":pytorch: test npu",
             "BUILDKITE_BUILD_URL": f"https://buildkite.com/{BUILDKITE_ORG}/npu-ci/builds/77",
             "BUILDKITE_BUILD_ID": str(uuid.uuid4()),
-            "BUILDKITE_JOB_ID": str(uuid.uuid4()),
+            "BUILDKITE_JOB_ID": job_id,
             "BUILDKITE_RETRY_COUNT": "0",
             "BUILDKITE_BRANCH": build_branch,
-            "BUILDKITE_AGENT_ENDPOINT": stack.buildkite.token_request_url,
-            "BUILDKITE_AGENT_ACCESS_TOKEN": stack.bind_request_token(stack.buildkite, claims),
+            "BUILDKITE_AGENT_ENDPOINT": stack.buildkite.agent_endpoint,
+            "BUILDKITE_AGENT_ACCESS_TOKEN": access_token,
+            "STUB_AGENT_WITHOUT_CLAIM_FLAG": "1" if old_agent else "0",
             "CRCR_DISPATCH_PAYLOAD": json.dumps(client_payload),
         },
     )
@@ -371,6 +434,23 @@ def test_a_buildkite_token_from_another_branch_is_refused(stack: Stack, tmp_path
     assert "HTTP 401" in refused.stderr
     assert "build_branch does not meet the pipeline's requirement" in refused.stderr
     assert stack.job_rows(203, BUILDKITE_REPO) == []
+    stack.assert_no_secret_in([refused])
+
+
+def test_a_buildkite_agent_too_old_to_ask_for_the_id_claims_is_refused(
+    stack: Stack, tmp_path: Path
+) -> None:
+    # Its token carries only the slugs, which anyone can choose: not enough to map.
+    delivery_id = stack.open_pr(204, "d4" * 20)
+    client_payload = stack.client_payload(BUILDKITE_REPO, delivery_id)
+    env = buildkite_job(stack, tmp_path, client_payload, build_branch="main", old_agent=True)
+
+    refused = report(env, "--status", "in_progress")
+
+    assert refused.returncode == 1
+    assert "HTTP 401" in refused.stderr
+    assert "lacks the Buildkite organization_id and pipeline_id claims" in refused.stderr
+    assert stack.job_rows(204, BUILDKITE_REPO) == []
     stack.assert_no_secret_in([refused])
 
 

@@ -171,22 +171,22 @@ def _text(claims: Mapping[str, Any], name: str) -> str | None:
     return None
 
 
-def buildkite_pipeline_keys(claims: Mapping[str, Any]) -> list[str]:
-    """The `repo_map` keys a Buildkite token can match, most specific first.
+def buildkite_pipeline_key(claims: Mapping[str, Any]) -> str:
+    """The `repo_map` key of a Buildkite token: `<organization_id>/<pipeline_id>`.
 
-    SPEC §2 names `<org_id>/<pipeline_id>`: the immutable UUIDs a job includes with
-    `--claim organization_id,pipeline_id`. Tokens without them still carry the
-    slugs, so `<organization_slug>/<pipeline_slug>` is accepted as a second form.
+    Only the immutable UUIDs identify a pipeline. Every Buildkite organisation shares
+    one issuer, and slugs can be renamed and then claimed by anyone, so a slug-keyed
+    lookup would let another organisation name itself into a mapped repository. The
+    IDs are optional claims a job asks for with `--claim organization_id,pipeline_id`.
     """
-    keys = []
-    for org_claim, pipeline_claim in (
-        ("organization_id", "pipeline_id"),
-        ("organization_slug", "pipeline_slug"),
-    ):
-        org, pipeline = _text(claims, org_claim), _text(claims, pipeline_claim)
-        if org and pipeline:
-            keys.append(f"{org}/{pipeline}")
-    return keys
+    org, pipeline = _text(claims, "organization_id"), _text(claims, "pipeline_id")
+    if org is None or pipeline is None:
+        raise TokenRejected(
+            "token lacks the Buildkite organization_id and pipeline_id claims "
+            "(request them with: buildkite-agent oidc request-token "
+            "--claim organization_id,pipeline_id)"
+        )
+    return f"{org}/{pipeline}".lower()  # UUIDs, whose case carries no meaning
 
 
 def identity_from_claims(issuer: OidcIssuer, claims: Mapping[str, Any]) -> VerifiedIdentity:
@@ -197,10 +197,7 @@ def identity_from_claims(issuer: OidcIssuer, claims: Mapping[str, Any]) -> Verif
             raise TokenRejected("token lacks the repository claim")
         return VerifiedIdentity(repo, "github", _text(claims, "run_id"), claims)
 
-    keys = buildkite_pipeline_keys(claims)
-    if not keys:
-        raise TokenRejected("token lacks the Buildkite organization and pipeline claims")
-    pipeline = next((issuer.repo_map[key] for key in keys if key in issuer.repo_map), None)
+    pipeline = issuer.repo_map.get(buildkite_pipeline_key(claims))
     if pipeline is None:
         raise TokenRejected("Buildkite pipeline is not mapped to a repository")
     for name, expected in pipeline.required_claims.items():
