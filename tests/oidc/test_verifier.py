@@ -1,11 +1,13 @@
 """Callback tokens: only RS256 tokens of a trusted issuer, for this relay, in time, pass.
 
-The issuers are the sandbox's, served in process; the JWKS cache lives in a real
-SQLite state store. Time is a controllable clock shared by issuer and verifier.
+The issuers are the sandbox's, served in process; the JWKS cache lives in a real state
+store, each test running on Redis and on SQLite. Time is a controllable clock shared by
+issuer and verifier.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -19,6 +21,7 @@ from crcr.oidc import KeysUnavailable, OidcVerifier, TokenRejected, VerifiedIden
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.settings import OidcIssuer, Settings
 from crcr.stores.factory import open_state_store
+from crcr.stores.redis_state import RedisStateStore
 from crcr.stores.sqlite_state import SqliteStateStore
 from crcr.stores.state import StateStore
 
@@ -87,11 +90,17 @@ def trusted() -> list[OidcIssuer]:
     ]
 
 
-@pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
-    # The embedded SQLite store, opened the way `crcr serve` opens it.
-    opened = await open_state_store(Settings(redis_url=None, data_dir=tmp_path))
-    assert isinstance(opened, SqliteStateStore)
+@pytest.fixture(params=[pytest.param("redis", marks=pytest.mark.redis), "sqlite"])
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[StateStore]:
+    """Redis under a namespace of the test's own, or SQLite opened as `crcr serve` does."""
+    opened: StateStore
+    if request.param == "sqlite":
+        opened = await open_state_store(Settings(redis_url=None, data_dir=tmp_path))
+        assert isinstance(opened, SqliteStateStore)
+    else:
+        url: str = request.getfixturevalue("redis_url")
+        prefix: str = request.getfixturevalue("redis_namespace")
+        opened = RedisStateStore.from_url(url, prefix=prefix)
     yield opened
     await opened.close()
 
@@ -506,3 +515,90 @@ async def test_unreachable_jwks_rejects_with_keys_unavailable(
     token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
     with pytest.raises(KeysUnavailable, match="could not be fetched"):
         await verifier.verify(bearer(token))
+
+
+async def test_a_down_issuer_is_asked_once_a_minute_while_nothing_is_cached(
+    verifier: OidcVerifier,
+    github: SandboxIssuer,
+    trusted: list[OidcIssuer],
+    store: StateStore,
+    http: httpx.AsyncClient,
+    clock: Clock,
+) -> None:
+    github.jwks_unavailable = True
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    second_instance = OidcVerifier(trusted, AUDIENCE, store, http, clock=clock)
+
+    for instance in (verifier, verifier, second_instance, second_instance):
+        with pytest.raises(KeysUnavailable, match="could not be fetched"):
+            await instance.verify(bearer(token))
+        clock.advance(10)
+    assert github.jwks_requests == 1  # the failure is remembered, across instances
+
+    clock.advance(21)  # a minute after the failed fetch
+    github.jwks_unavailable = False
+    assert (await second_instance.verify(bearer(token))).repo == "acme/backend"
+    assert (await verifier.verify(bearer(token))).repo == "acme/backend"
+    assert github.jwks_requests == 2
+
+
+class SlowTransport(httpx.AsyncBaseTransport):
+    """Delays every request, so that a fetch is still under way when others arrive."""
+
+    def __init__(self, inner: httpx.AsyncBaseTransport, seconds: float) -> None:
+        self._inner, self._seconds = inner, seconds
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        await asyncio.sleep(self._seconds)
+        return await self._inner.handle_async_request(request)
+
+
+async def test_instances_starting_together_fetch_the_keys_once(
+    github: SandboxIssuer,
+    buildkite: SandboxIssuer,
+    trusted: list[OidcIssuer],
+    store: StateStore,
+    clock: Clock,
+) -> None:
+    app = Starlette(routes=[Mount("/oidc", routes=github.routes())])
+    slow = SlowTransport(httpx.ASGITransport(app=app), 0.3)
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    async with httpx.AsyncClient(transport=slow) as http:
+        instances = [OidcVerifier(trusted, AUDIENCE, store, http, clock=clock) for _ in range(2)]
+        callbacks = [instance.verify(bearer(token)) for instance in instances for _ in range(3)]
+        identities = await asyncio.gather(*callbacks)
+
+    assert {identity.repo for identity in identities} == {"acme/backend"}
+    assert github.jwks_requests == 1
+
+
+@pytest.fixture
+async def silent_jwks_url() -> AsyncIterator[str]:
+    """A JWKS URL on a real socket whose server accepts the connection and never answers."""
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read()  # until the client hangs up
+        writer.close()
+
+    server = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = server.sockets[0].getsockname()[1]
+    async with server:
+        yield f"http://127.0.0.1:{port}/.well-known/jwks"
+
+
+async def test_the_jwks_fetch_gives_up_after_crcr_github_timeout(
+    github: SandboxIssuer, store: StateStore, silent_jwks_url: str
+) -> None:
+    settings = Settings(
+        oidc_issuers=[{"issuer": GITHUB_URL, "kind": "github", "jwks_url": silent_jwks_url}],
+        oidc_audience=AUDIENCE,
+        github_timeout=0.3,
+    )
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    async with httpx.AsyncClient(trust_env=False) as http:
+        verifier = OidcVerifier.from_settings(settings, store, http)
+        started = time.monotonic()
+        with pytest.raises(KeysUnavailable, match="could not be fetched"):
+            await verifier.verify(bearer(token))
+
+    assert 0.3 <= time.monotonic() - started < 5  # not the 10 s default

@@ -58,6 +58,7 @@ class OidcVerifier:
         *,
         clock: Callable[[], float] = time.time,
         leeway: float = MAX_LEEWAY_SECONDS,
+        fetch_timeout: float = 10.0,
     ) -> None:
         if not 0 <= leeway <= MAX_LEEWAY_SECONDS:
             raise ValueError(f"leeway must be between 0 and {MAX_LEEWAY_SECONDS} seconds")
@@ -65,14 +66,20 @@ class OidcVerifier:
         self._audience = audience
         self._clock = clock
         self._leeway = leeway
-        self._keys = JwksCache(store, http, clock=clock)
+        self._keys = JwksCache(store, http, clock=clock, timeout=fetch_timeout)
 
     @classmethod
     def from_settings(
         cls, settings: Settings, store: StateStore, http: httpx.AsyncClient
     ) -> OidcVerifier:
-        """Build the verifier `crcr serve` uses."""
-        return cls(settings.oidc_issuers, settings.oidc_audience, store, http)
+        """Build the verifier `crcr serve` uses; JWKS fetches get `CRCR_GITHUB_TIMEOUT`."""
+        return cls(
+            settings.oidc_issuers,
+            settings.oidc_audience,
+            store,
+            http,
+            fetch_timeout=settings.github_timeout,
+        )
 
     async def verify(self, authorization: str | None) -> VerifiedIdentity:
         """Verify the bearer token and return who it speaks for."""
