@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import Awaitable, Callable
 
 import pytest
 
-from crcr.stores.state import JobRecord, QueueStats, StateStore, Transition
+from crcr.stores.state import JobRecord, QueueStats, RateDecision, StateStore, Transition
 
 TTL = 3600
 
@@ -171,6 +172,46 @@ async def test_refused_requests_do_not_extend_the_lockout(store: StateStore) -> 
     # Had the refused polls been counted, the window would never drain.
     await wait_until(allowed_again, timeout=3.0)
     assert 0.9 <= time.monotonic() - started < 2.0
+
+
+async def test_the_window_slides_so_hits_leave_it_one_by_one(store: StateStore) -> None:
+    """Limit 2: A at t0 and B at t0 + w/2 are let in; just after t0 + w, A has left and C
+    is let in, but B still counts, so D is refused until B leaves. A fixed window would
+    have forgotten B and let D in.
+    """
+    window = 2.5  # so that "until B leaves" (~1.25 s, rounded up: 2) is not a whole window
+
+    async def hit() -> tuple[RateDecision, float, float]:
+        """One hit, with the monotonic times between which the store counted it."""
+        before = time.monotonic()
+        decision = await store.hit_rate_limit("org/repo", 2, window)
+        return decision, before, time.monotonic()
+
+    a, a_before, a_after = await hit()
+
+    async def half_a_window_on() -> bool:
+        return time.monotonic() - a_after >= window / 2
+
+    await wait_until(half_a_window_on)
+    b, b_before, b_after = await hit()
+    assert (a.allowed, a.remaining, b.allowed, b.remaining) == (True, 1, True, 0)
+
+    polls: list[tuple[RateDecision, float, float]] = []
+
+    async def let_in_again() -> bool:  # refused polls are not counted
+        polls.append(await hit())
+        return polls[-1][0].allowed
+
+    await wait_until(let_in_again, timeout=2 * window)
+    c, _, c_after = polls[-1]
+    assert c_after - a_before >= window - 0.01  # allowed only once A's window was over
+    assert c.remaining == 0  # B still counts
+    d, d_before, d_after = await hit()
+    assert not d.allowed
+    # D waits for B to leave (at B + window), rounded up to whole seconds.
+    earliest = math.ceil(b_before + window - d_after - 0.01)
+    latest = math.ceil(b_after + window - d_before + 0.01)
+    assert earliest <= d.retry_after <= latest
 
 
 async def test_500_concurrent_hits_with_limit_100_allow_exactly_100(store: StateStore) -> None:
