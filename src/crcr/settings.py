@@ -8,10 +8,18 @@ tracebacks, reprs and logs.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
@@ -28,6 +36,11 @@ class BuildkitePipeline(BaseModel):
     required_claims: dict[str, str] = Field(default_factory=dict)
 
 
+# Buildkite's organization_id and pipeline_id claims are UUIDs (canonical, lower case).
+_UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+_PIPELINE_KEY = re.compile(rf"{_UUID}/{_UUID}")
+
+
 class OidcIssuer(BaseModel):
     """One trusted OIDC issuer (SPEC §2, `CRCR_OIDC_ISSUERS`)."""
 
@@ -36,6 +49,15 @@ class OidcIssuer(BaseModel):
     jwks_url: str | None = None
     repo_map: dict[str, BuildkitePipeline] = Field(default_factory=dict)
 
+    @field_validator("issuer")
+    @classmethod
+    def _exact_issuer(cls, value: str) -> str:
+        # `iss` is compared exactly, and neither GitHub's nor Buildkite's ends in '/':
+        # refused rather than rewritten, so the pinned value is the one the operator wrote.
+        if value.endswith("/"):
+            raise ValueError("issuer must not end with '/' (tokens' iss never does)")
+        return value
+
     @field_validator("repo_map", mode="before")
     @classmethod
     def _expand_short_entries(cls, value: Any) -> Any:
@@ -43,14 +65,80 @@ class OidcIssuer(BaseModel):
             return {k: {"repo": v} if isinstance(v, str) else v for k, v in value.items()}
         return value
 
+    @field_validator("repo_map")
+    @classmethod
+    def _keys_are_ids(cls, value: dict[str, BuildkitePipeline]) -> dict[str, BuildkitePipeline]:
+        # Slugs are renamable and shared by every organisation behind one issuer, so a
+        # slug key would be a hole; refusing it at start-up beats a silent 401 later.
+        for key in value:
+            if not _PIPELINE_KEY.fullmatch(key.lower()):
+                raise ValueError(
+                    f"repo_map key {key!r} is not <organization_id>/<pipeline_id> "
+                    "(Buildkite's UUIDs, not slugs)"
+                )
+        normalised = {key.lower(): pipeline for key, pipeline in value.items()}
+        if len(normalised) != len(value):
+            raise ValueError("repo_map lists the same pipeline twice (keys differ only in case)")
+        return normalised
+
+    @model_validator(mode="after")
+    def _repo_map_fits_the_kind(self) -> OidcIssuer:
+        if self.kind == "buildkite" and not self.repo_map:
+            raise ValueError("a buildkite issuer needs a non-empty repo_map")
+        if self.kind == "github" and self.repo_map:
+            raise ValueError("repo_map is for buildkite issuers; a github token names its repo")
+        return self
+
     @property
     def jwks_endpoint(self) -> str:
         """The JWKS URL, defaulting to GitHub's convention under the issuer."""
-        return self.jwks_url or self.issuer.rstrip("/") + "/.well-known/jwks"
+        return self.jwks_url or self.issuer + "/.well-known/jwks"
 
 
 def _default_issuers() -> list[OidcIssuer]:
     return [OidcIssuer(issuer=GITHUB_ACTIONS_ISSUER, kind="github")]
+
+
+def _entry_name(index: int, entry: Any) -> str:
+    issuer = entry.issuer if isinstance(entry, OidcIssuer) else None
+    if isinstance(entry, dict) and isinstance(entry.get("issuer"), str):
+        issuer = entry["issuer"]
+    return f"entry {index} ({issuer})" if issuer else f"entry {index}"
+
+
+def _validated_issuers(entries: Any) -> list[OidcIssuer]:
+    """Validate each issuer, naming the entry in the error, then the list as a whole.
+
+    Two github-kind issuers are refused: the `repository` claims of github.com and a
+    GitHub Enterprise Server share one owner/repo namespace that the allowlist cannot
+    tell apart (and dispatches go to a single GitHub API anyway).
+    """
+    if not isinstance(entries, list) or not entries:
+        raise ValueError("must be a non-empty list of issuers")
+    issuers = []
+    for index, entry in enumerate(entries):
+        try:
+            issuers.append(OidcIssuer.model_validate(entry))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            message = first["msg"].removeprefix("Value error, ")
+            detail = f"{where}: {message}" if where else message
+            raise ValueError(f"{_entry_name(index, entry)}: {detail}") from None
+    seen: dict[str, int] = {}
+    for index, issuer in enumerate(issuers):
+        if issuer.issuer in seen:
+            raise ValueError(
+                f"{_entry_name(index, issuer)}: duplicates entry {seen[issuer.issuer]}"
+            )
+        seen[issuer.issuer] = index
+    github = [i for i, issuer in enumerate(issuers) if issuer.kind == "github"]
+    if len(github) > 1:
+        raise ValueError(
+            f"{_entry_name(github[1], issuers[github[1]])}: only one github issuer is allowed "
+            f"(entry {github[0]} is one); GitHub instances share the owner/repo namespace"
+        )
+    return issuers
 
 
 class Settings(BaseSettings):
@@ -112,7 +200,7 @@ class Settings(BaseSettings):
     @classmethod
     def _load_issuers(cls, value: Any) -> Any:
         if not isinstance(value, str):
-            return value
+            return _validated_issuers(value)
         text = value.strip()
         if not text.startswith(("[", "{")):
             path = Path(text)
@@ -122,9 +210,14 @@ class Settings(BaseSettings):
             if path.suffix in (".yaml", ".yml"):
                 import yaml
 
-                return yaml.safe_load(text)
+                try:
+                    return _validated_issuers(yaml.safe_load(text))
+                except yaml.YAMLError as exc:
+                    mark = getattr(exc, "problem_mark", None)
+                    where = f" at line {mark.line + 1}" if mark is not None else ""
+                    raise ValueError(f"{path} is not valid YAML{where}") from None
         try:
-            return json.loads(text)
+            return _validated_issuers(json.loads(text))
         except json.JSONDecodeError as exc:
             raise ValueError(f"is not valid JSON ({exc.msg})") from exc
 
