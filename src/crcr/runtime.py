@@ -8,6 +8,7 @@ forwarder, sweeper) lives in this one place.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
@@ -20,7 +21,7 @@ from crcr.hud.component import Hud, open_hud
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist import Allowlist
 from crcr.relay.allowlist_source import AllowlistSource
-from crcr.relay.callback_deps import CallbackDeps
+from crcr.relay.callback_deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.check_publisher import CheckPublisher
 from crcr.relay.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
 from crcr.relay.hud_forwarder import HudForwarder, forwarder_from_settings
@@ -131,8 +132,11 @@ async def open_runtime(
         allowlist=source.get,
         forwarder=forwarder,
         settings=settings,
-        commit_exists=github.commit_exists,
+        # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
+        # could not confirm is kept, marked unverified.
+        commit_exists=functools.partial(github.commit_exists, max_retries=0),
         on_accepted=[checks.on_accepted],
+        forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
     )
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None))

@@ -7,11 +7,13 @@ stack trace or a secret.
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import (
+    L2_REPO,
     Clock,
     Relay,
     StandInHud,
@@ -21,7 +23,11 @@ from tests.relay.callback_harness import (
     outside_world,
 )
 
+from crcr.relay.allowlist import Allowlist
+from crcr.relay.callback_accept import COMPLETION_GRACE
+from crcr.relay.callback_deps import AcceptedCallback
 from crcr.relay.hud_forwarder import HUD_QUEUE
+from crcr.relay.job_state import JobKey, JobState
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.redis_state import RedisStateStore
 
@@ -65,15 +71,27 @@ async def test_a_store_lost_after_the_token_check_writes_nothing(relay: Relay) -
     await dead.close()
 
 
-async def test_a_hud_4xx_is_passed_to_the_caller(relay: Relay) -> None:
+async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Relay) -> None:
     await relay.dispatch("d-1")
     await relay.post(callback_body("d-1"))
 
-    response = await relay.post(callback_body("d-1", "completed", "rejected-by-hud"))
+    refused = await relay.post(callback_body("d-1", "completed", "rejected-by-hud"))
 
-    assert response.status_code == 422
-    assert "conclusion" in response.json()["error"]
+    assert refused.status_code == 422
+    assert "conclusion" in refused.json()["error"]
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
+    assert [event.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
+    job = await relay.store.get_job(job_key("d-1"))
+    assert job is not None and job.state == JobState.IN_PROGRESS
+    # Not left to the sweeper's lost-completion redo: the zombie deadline is back.
+    relay.clock.advance(COMPLETION_GRACE + 1)
+    assert await relay.store.overdue(relay.clock()) == []
+
+    corrected = await relay.post(callback_body("d-1", "completed", "failure"))
+
+    assert (corrected.status_code, corrected.json()) == (200, {"status": "accepted"})
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"]) == ("completed", "failure")
 
 
 async def test_a_slow_hud_costs_the_caller_no_more_than_the_budget(relay: Relay) -> None:
@@ -87,6 +105,71 @@ async def test_a_slow_hud_costs_the_caller_no_more_than_the_budget(relay: Relay)
     assert response.status_code == 202
     assert time.monotonic() - started < 2.0
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 1
+
+
+async def test_hooks_that_hang_share_one_budget(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    never = asyncio.Event()
+
+    async def hanging_hook(event: AcceptedCallback) -> None:
+        await never.wait()
+
+    relay.deps.on_accepted[:0] = [hanging_hook, hanging_hook, hanging_hook]
+    relay.deps.hook_budget = 0.3
+    started = time.monotonic()
+
+    response = await relay.post(callback_body("d-1"))
+
+    assert response.json() == {"status": "accepted"}
+    assert time.monotonic() - started < 2.0  # not 3 x 0.3 s and then the last hook
+    # A hook that needs no waiting (as the check publisher's enqueue) still gets its turn.
+    assert len(relay.accepted) == 1
+
+
+async def test_checks_that_hang_answer_503_and_write_nothing(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    never = asyncio.Event()
+    allowlist = relay.deps.allowlist
+
+    async def hanging_allowlist() -> Allowlist:
+        await never.wait()
+        return await allowlist()
+
+    relay.deps.allowlist = hanging_allowlist
+    relay.deps.check_budget = 0.2
+
+    response = await relay.post(callback_body("d-1"))
+
+    assert response.status_code == 503
+    assert response.headers["retry-after"]
+    assert "could not be checked within 0.2 s" in response.json()["error"]
+    assert await relay.store.get_job(job_key("d-1")) is None
+    assert relay.hud.writes == 0
+
+    relay.deps.allowlist = allowlist
+    assert (await relay.post(callback_body("d-1"))).json() == {"status": "accepted"}
+
+
+async def test_a_self_report_does_not_wait_long_for_github(relay: Relay) -> None:
+    never = asyncio.Event()
+
+    async def hanging_commit_exists(repo: str, sha: str) -> bool:
+        await never.wait()
+        return True
+
+    relay.deps.commit_exists = hanging_commit_exists
+    relay.deps.lookup_budget = 0.2
+
+    response = await relay.post(
+        callback_body("abcdef1", "completed", "success", event_type="nightly")
+    )
+
+    assert response.json() == {"status": "accepted"}
+    assert relay.hud.only_row()["sha_verified"] is False
+
+
+def job_key(delivery_id: str) -> str:
+    return JobKey(delivery_id, L2_REPO, "9001", "1", "test").as_store_key()
 
 
 async def test_hud_down_answers_202_and_the_row_arrives_after_a_restart(

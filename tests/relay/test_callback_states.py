@@ -134,6 +134,36 @@ async def test_a_late_completion_replaces_the_sweepers_timeout(relay: Relay) -> 
     }
 
 
+async def test_after_the_sweepers_timeout_a_repeated_in_progress_is_a_duplicate(
+    relay: Relay,
+) -> None:
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    await relay.sweeper.sweep_once()
+    writes = relay.hud.writes
+
+    repeat = await relay.post(callback_body("d-1"))
+
+    assert (repeat.status_code, repeat.json()) == (200, {"status": "duplicate"})
+    assert relay.hud.writes == writes
+    assert relay.hud.only_row()["conclusion"] == "timed_out"
+
+
+async def test_after_a_late_completion_another_conclusion_conflicts(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    await relay.sweeper.sweep_once()
+    await relay.post(callback_body("d-1", "completed", "success"))
+
+    other = await relay.post(callback_body("d-1", "completed", "failure"))
+
+    assert other.status_code == 409
+    assert "'success'" in other.json()["error"]
+    assert relay.hud.only_row()["conclusion"] == "success"
+
+
 async def test_execution_time_is_never_negative_when_the_clock_steps_back(relay: Relay) -> None:
     await relay.dispatch("d-1")
     await relay.post(callback_body("d-1"))
@@ -142,6 +172,15 @@ async def test_execution_time_is_never_negative_when_the_clock_steps_back(relay:
     await relay.post(callback_body("d-1", "completed", "success"))
 
     assert relay.hud.only_row()["execution_time"] == 0.0
+
+
+async def test_queue_time_is_never_negative_when_the_clock_steps_back(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    relay.clock.advance(-5)
+
+    await relay.post(callback_body("d-1"))
+
+    assert relay.hud.only_row()["queue_time"] == 0.0
 
 
 @pytest.mark.parametrize(
@@ -153,7 +192,7 @@ async def test_200_concurrent_identical_callbacks_are_processed_once(
     await relay.dispatch("d-1")
     if status == "completed":
         await relay.post(callback_body("d-1"))
-    writes_before = relay.hud.writes
+    writes_before, hooks_before = relay.hud.writes, len(relay.accepted)
     token = relay.token()
     body = callback_body("d-1", status, conclusion)
 
@@ -164,4 +203,5 @@ async def test_200_concurrent_identical_callbacks_are_processed_once(
     assert answers.count("accepted") == 1
     assert answers.count("duplicate") == 199
     assert relay.hud.writes - writes_before == 1
+    assert len(relay.accepted) - hooks_before == 1
     assert len(relay.hud.rows) == 1

@@ -7,10 +7,12 @@ turns unexpected exceptions into a logged 500 carrying a request id.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -37,7 +39,9 @@ from crcr.relay.callback_schema import (
     parse_callback,
 )
 from crcr.relay.hud_body import build_hud_body
+from crcr.relay.hud_forwarder import Delivery
 from crcr.relay.metrics_callback import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.records import DispatchRecord
 from crcr.relay.self_report import check_self_report, commit_verified
 from crcr.stores.state import StateStoreUnavailable
 
@@ -140,9 +144,56 @@ def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
     return "invalid" if 400 <= status_code < 500 else f"http_{status_code}"
 
 
+@dataclass(frozen=True)
+class _Checked:
+    """A callback that passed steps 1-6: who sent it, at what level, and its binding.
+
+    `record` is the dispatch record of a job callback; a self-report has none and
+    carries its tested commit and whether GitHub confirmed it instead.
+    """
+
+    verified_repo: str
+    level: Level
+    callback: ParsedCallback
+    record: DispatchRecord | None = None
+    sha: str = ""
+    sha_verified: bool = False
+
+
 async def _checked_callback(
     deps: CallbackDeps, scope: Scope, receive: Receive
 ) -> tuple[int, dict[str, Any], str]:
+    try:
+        async with asyncio.timeout(deps.check_budget):
+            checked = await _checks(deps, scope, receive)
+    except TimeoutError:
+        # Nothing is written before the checks end, so the reporter's retry is safe.
+        log.warning("callback checks took longer than %g s", deps.check_budget)
+        message = f"the callback could not be checked within {deps.check_budget:g} s"
+        raise Answer(503, {"error": f"{message}; retry later"}, {"Retry-After": "5"}) from None
+    if checked.record is None:
+        return await _self_report(deps, checked)
+
+    # 7-9. atomic transition, metrics, HUD, hooks.
+    job = await process_job_callback(
+        deps,
+        verified_repo=checked.verified_repo,
+        level=checked.level,
+        callback=checked.callback,
+        record=checked.record,
+    )
+    verdict = job.classification
+    if not verdict.accepted:
+        if verdict.http_status == 200:
+            return 200, {"status": "duplicate"}, "duplicate"
+        raise Answer(verdict.http_status, {"error": verdict.message})
+    status_code, answer = forward_answer(job.forward)
+    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
+    return status_code, answer, outcome
+
+
+async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checked:
+    """Steps 1-6, which write nothing but the rate-limit hit."""
     # 1. token: the repository is whatever the verified token says.
     try:
         identity = await deps.verifier.verify(header(scope, b"authorization"))
@@ -184,62 +235,48 @@ async def _checked_callback(
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
-    body = parsed.body
 
     try:
-        # 5. nightly / periodic self-reports.
-        if body.is_self_report:
-            return await _self_report(deps, verified_repo, entry.level, parsed)
+        # 5. nightly / periodic self-reports: the tested commit must exist upstream.
+        if parsed.body.is_self_report:
+            sha = check_self_report(parsed.body)
+            verified = await commit_verified(
+                deps.store,
+                deps.commit_exists,
+                deps.settings.upstream_repo,
+                sha,
+                within=deps.lookup_budget,
+            )
+            return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
         # 6. binding to the dispatch record (keyed by the allowlist's spelling).
-        record = bind_to_dispatch(raw_record, body)
+        record = bind_to_dispatch(raw_record, parsed.body)
     except CallbackRejected as exc:
         raise Answer(exc.status_code, {"error": exc.message}) from None
-
-    # 7-9. atomic transition, metrics, HUD, hooks.
-    job = await process_job_callback(
-        deps,
-        verified_repo=verified_repo,
-        level=entry.level,
-        callback=parsed,
-        record=record,
-    )
-    verdict = job.classification
-    if not verdict.accepted:
-        if verdict.http_status == 200:
-            return 200, {"status": "duplicate"}, "duplicate"
-        raise Answer(verdict.http_status, {"error": verdict.message})
-    status_code, answer = forward_answer(job.forward)
-    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
-    return status_code, answer, outcome
+    return _Checked(verified_repo, entry.level, parsed, record=record)
 
 
-async def _self_report(
-    deps: CallbackDeps, verified_repo: str, level: Level, callback: ParsedCallback
-) -> tuple[int, dict[str, Any], str]:
+async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:
     """Forward a nightly/periodic result as informational: no dispatch, no state machine."""
-    body = callback.body
-    sha = check_self_report(body)
-    document = callback_payload_for(deps, callback)
-    upstream = deps.settings.upstream_repo
-    verified = await commit_verified(deps.store, deps.commit_exists, upstream, sha)
+    body = checked.callback.body
+    document = callback_payload_for(deps, checked.callback)
     hud_body = build_hud_body(
-        verified_repo=verified_repo,
-        level=str(level),
+        verified_repo=checked.verified_repo,
+        level=str(checked.level),
         queue_time=None,
         execution_time=None,
         dispatch={
-            "upstream_repo": upstream,
+            "upstream_repo": deps.settings.upstream_repo,
             "event_type": body.event_type,
-            "head_sha": sha,
+            "head_sha": checked.sha,
             "pr_number": None,
         },
         callback_payload=document,
-        extra_trusted={"informational": True, "sha_verified": verified},
+        extra_trusted={"informational": True, "sha_verified": checked.sha_verified},
     )
     result = await deps.forwarder.forward(hud_body, budget=deps.forward_budget)
     accepted = AcceptedCallback(
-        verified_repo=verified_repo,
-        level=level,
+        verified_repo=checked.verified_repo,
+        level=checked.level,
         body=body,
         callback_payload=document,
         record=None,
@@ -248,7 +285,8 @@ async def _self_report(
         hud_body=hud_body,
         hud_delivery=result.delivery,
     )
-    await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    if result.delivery is not Delivery.REJECTED:
+        await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
     status_code, answer = forward_answer(result)
     outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
     return status_code, answer, outcome

@@ -40,6 +40,7 @@ from crcr.relay.job_state import (
     new_record,
 )
 from crcr.relay.records import DispatchRecord
+from crcr.stores.state import JobRecord
 
 log = logging.getLogger(__name__)
 
@@ -138,6 +139,9 @@ async def process_job_callback(
     new_state = JobState.IN_PROGRESS if status is ReportedStatus.IN_PROGRESS else JobState.COMPLETED
     expect = {"job_key": key, "state": str(new_state), "conclusion": conclusion}
     result = await deps.forwarder.forward(hud_body, expect=expect, budget=deps.forward_budget)
+    if result.delivery is Delivery.REJECTED:
+        await _undo_transition(deps, key, new_state, transition.previous)
+        return JobOutcome(verdict, result)
     accepted = AcceptedCallback(
         verified_repo=verified_repo,
         level=level,
@@ -156,17 +160,44 @@ async def process_job_callback(
     return JobOutcome(verdict, result)
 
 
+async def _undo_transition(
+    deps: CallbackDeps, key: str, new_state: JobState, previous: JobRecord | None
+) -> None:
+    """Put a job back as it was before a transition whose HUD row was refused (4xx).
+
+    The caller gets the HUD's 4xx: it sent something wrong. Left in its new state, the
+    job would answer the corrected retry "duplicate" and its result would never reach
+    the HUD; no hook has run, so nothing else refers to the new state.
+    """
+    deadline = None
+    if previous is not None and previous.state == JobState.IN_PROGRESS:
+        started = previous.data.get("in_progress_at")
+        since = started if isinstance(started, int | float) else deps.clock()
+        deadline = since + deps.settings.zombie_timeout
+    restored = await deps.store.restore_job(
+        key,
+        expected_state=str(new_state),
+        previous=previous,
+        ttl=deps.settings.status_ttl,
+        deadline=deadline,
+    )
+    if not restored:
+        log.warning("job %s moved on before its refused transition could be undone", key)
+
+
 async def run_hooks(
     hooks: Sequence[AcceptedHook], accepted: AcceptedCallback, *, budget: float
 ) -> None:
-    """Run each hook within `budget` seconds; a failing hook is logged, never fatal.
+    """Run the hooks within `budget` seconds together; a failing hook is logged, never fatal.
 
     The job's state has already changed and the HUD has the row: failing the callback
-    now would only make the reporter retry into a "duplicate".
+    now would only make the reporter retry into a "duplicate". A hook that hangs is cut
+    at the deadline; the hooks after it still run what they can do without waiting.
     """
+    deadline = asyncio.get_running_loop().time() + budget
     for hook in hooks:
         try:
-            async with asyncio.timeout(budget):
+            async with asyncio.timeout_at(deadline):
                 await hook(accepted)
         except Exception:
             log.exception(

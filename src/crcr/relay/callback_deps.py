@@ -48,12 +48,37 @@ class AcceptedCallback:
 AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]
 
 
+REPORTER_TIMEOUT = 10.0
+"""Seconds `crcr report` (and the reference action) waits for one answer by default.
+
+A callback's own work is budgeted to end well inside it, whatever GitHub, the issuer or
+the HUD are doing: a reporter that times out retries, and its retry is then answered
+"duplicate" for a result the relay may still be handling.
+"""
+
+CHECK_BUDGET = 2.5
+"""Seconds for steps 1-6 (body, token keys, allowlist, store, the self-report's commit).
+
+Nothing is written before these end, so running out answers 503 and loses nothing.
+"""
+
+LOOKUP_BUDGET = 1.0
+"""Seconds a self-report waits for GitHub to confirm its commit (else: unverified)."""
+
+HOOK_BUDGET = 2.0
+"""Seconds for all `on_accepted` hooks of one callback together."""
+
+MAX_FORWARD_BUDGET = REPORTER_TIMEOUT - CHECK_BUDGET - HOOK_BUDGET - 0.5
+"""The most of `CRCR_HUD_TIMEOUT` a callback waits for its HUD write (the sweeper's
+retries get all of it): 5 s, so that the whole callback ends by ~9.5 s."""
+
+
 @dataclass
 class CallbackDeps:
     """Everything `callback_router` needs; built once by the app factory.
 
     `on_accepted` hooks run after the HUD write for every accepted callback (never for
-    duplicates), within `hook_budget` seconds each; they should enqueue slow work
+    duplicates), within `hook_budget` seconds together; they should enqueue slow work
     (e.g. check runs) rather than do it inline, because the reporter is waiting.
     `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests).
     """
@@ -67,5 +92,7 @@ class CallbackDeps:
     clock: Callable[[], float] = time.time
     on_accepted: list[AcceptedHook] = field(default_factory=list)
     rate_window: float = 60.0
-    forward_budget: float = 3.0
-    hook_budget: float = 2.0
+    check_budget: float = CHECK_BUDGET
+    lookup_budget: float = LOOKUP_BUDGET
+    forward_budget: float = MAX_FORWARD_BUDGET
+    hook_budget: float = HOOK_BUDGET

@@ -7,6 +7,7 @@ than lost, because a nightly result is still worth showing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
@@ -41,17 +42,25 @@ def check_self_report(body: CallbackBody) -> str:
 
 
 async def commit_verified(
-    store: StateStore, commit_exists: CommitExists | None, upstream_repo: str, sha: str
+    store: StateStore,
+    commit_exists: CommitExists | None,
+    upstream_repo: str,
+    sha: str,
+    *,
+    within: float,
 ) -> bool:
     """True when the commit exists upstream, False when GitHub could not be asked.
 
-    Raises `CallbackRejected(400)` when GitHub says the commit does not exist.
+    GitHub gets `within` seconds: the reporter is waiting, and an unverified row is
+    better than a reporter that times out. Raises `CallbackRejected(400)` when GitHub
+    says the commit does not exist.
     """
     key = f"{upstream_repo.lower()}@{sha}"
     cached = await store.cache_get(CACHE_NAMESPACE, key)
     if cached is None and commit_exists is not None:
         try:
-            exists = await commit_exists(upstream_repo, sha)
+            async with asyncio.timeout(within):
+                exists = await commit_exists(upstream_repo, sha)
         except StateStoreUnavailable:
             raise
         except Exception as exc:
