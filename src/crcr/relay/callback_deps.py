@@ -14,6 +14,7 @@ from crcr.relay.hud_forwarder import Delivery, HudForwarder
 from crcr.relay.job_state import JobState
 from crcr.relay.records import DispatchRecord
 from crcr.relay.self_report import CommitExists
+from crcr.reporter.post import REQUEST_TIMEOUT
 from crcr.settings import Settings
 from crcr.stores.state import StateStore
 
@@ -48,8 +49,8 @@ class AcceptedCallback:
 AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]
 
 
-REPORTER_TIMEOUT = 10.0
-"""Seconds `crcr report` (and the reference action) waits for one answer by default.
+REPORTER_TIMEOUT = REQUEST_TIMEOUT
+"""Seconds `crcr report` (and the reference action) waits for an answer by default.
 
 A callback's own work is budgeted to end well inside it, whatever GitHub, the issuer or
 the HUD are doing: a reporter that times out retries, and its retry is then answered

@@ -15,7 +15,12 @@ import httpx
 import typer
 
 from crcr.reporter.body import ReportError
-from crcr.reporter.post import CallbackRefused, CallbackUndelivered, PostOutcome
+from crcr.reporter.post import (
+    REQUEST_TIMEOUT,
+    CallbackRefused,
+    CallbackUndelivered,
+    PostOutcome,
+)
 from crcr.reporter.report import (
     PreparedReport,
     ReportInputs,
@@ -71,7 +76,9 @@ def report(
     ),
     audience: str = typer.Option(DEFAULT_AUDIENCE, help="Audience of the OIDC token."),
     provider: str = typer.Option("auto", help="auto, github or buildkite."),
-    timeout: float = typer.Option(10.0, min=1.0, help="Seconds per HTTP request."),
+    timeout: float = typer.Option(
+        REQUEST_TIMEOUT, min=1.0, help="Seconds per phase of each HTTP request."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the body; mint and send nothing."),
 ) -> None:
     """Report this CI job's status to the relay."""

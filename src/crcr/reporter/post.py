@@ -15,6 +15,10 @@ from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep, retry_after_seco
 from crcr.reporter.token import MintToken
 
 Verdict = Literal["accepted", "queued", "duplicate", "ignored"]
+REQUEST_TIMEOUT = 10.0
+"""Seconds `crcr report` gives each phase of a request by default (the relay answers
+well inside it: `crcr.relay.callback_deps`)."""
+
 _MESSAGE_LIMIT = 300
 # The relay sends `Retry-After` with 429 (rate limit) and 503 (state store down, §5.3).
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
