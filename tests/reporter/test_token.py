@@ -176,19 +176,19 @@ async def test_buildkite_asks_the_agent_with_our_audience_and_a_short_lifetime(
     assert (tmp_path / "job").read_text().strip() == env["BUILDKITE_JOB_ID"]
 
 
-async def test_an_agent_too_old_for_optional_claims_is_asked_without_them(
-    tmp_path: Path,
-) -> None:
+async def test_an_agent_too_old_for_the_id_claims_is_told_to_upgrade(tmp_path: Path) -> None:
     env = install_agent(
         tmp_path,
-        f"""        case "$*" in
+        f"""        echo x >> "{tmp_path}/runs"
+        case "$*" in
           *--claim*) echo "flag provided but not defined: -claim" >&2; exit 1 ;;
         esac
         echo {BUILDKITE_TOKEN}
         """,
     )
-    token = await mint_buildkite_token(env, DEFAULT_AUDIENCE, policy=FAST, sleep=no_sleep)
-    assert token == BUILDKITE_TOKEN
+    with pytest.raises(TokenError, match=r"buildkite-agent is too old .* upgrade it"):
+        await mint_buildkite_token(env, DEFAULT_AUDIENCE, policy=FAST, sleep=no_sleep)
+    assert (tmp_path / "runs").read_text().count("x") == 1  # not asked again
 
 
 async def test_a_failing_agent_reports_its_complaint_but_not_its_output(tmp_path: Path) -> None:

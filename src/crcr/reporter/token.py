@@ -128,12 +128,13 @@ async def mint_buildkite_token(
         str(BUILDKITE_TOKEN_LIFETIME),
     ]
     # The relay maps pipelines by `organization_id/pipeline_id` (SPEC §2); those claims
-    # are optional and must be asked for. Agents too old to know `--claim` refuse the
-    # flag, and then the token carries the slugs, which the relay also maps.
-    claims = ["--claim", "organization_id,pipeline_id"]
+    # are optional and must be asked for. The slugs a token always carries are not
+    # enough (anyone can name a pipeline anything), so an agent too old to know
+    # `--claim` cannot report: better said here than as the relay's 401.
+    command += ["--claim", "organization_id,pipeline_id"]
     problem = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
-        returncode, stdout, stderr = await _run_agent([*command, *claims], env, agent_timeout)
+        returncode, stdout, stderr = await _run_agent(command, env, agent_timeout)
         token = stdout.decode("utf-8", "replace").strip()
         if returncode == 0 and _looks_like_token(token):
             return token
@@ -141,9 +142,11 @@ async def mint_buildkite_token(
         lines = stderr.decode("utf-8", "replace").strip().splitlines()
         reason = lines[-1] if lines else "no token on stdout"
         problem = f"buildkite-agent exited {returncode}: {reason}"
-        if claims and "claim" in reason:
-            claims = []
-            continue
+        if "claim" in reason and "not defined" in reason:
+            raise TokenError(
+                "buildkite-agent is too old to request the organization_id and pipeline_id"
+                f" claims (--claim), which the relay maps pipelines by; upgrade it ({reason})"
+            )
         if attempt < policy.attempts:
             await sleep(policy.delay(attempt))
     raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
