@@ -26,6 +26,10 @@ COMPLETIONS_REDONE = Counter(
     "crcr_completions_redone_total",
     "Completed jobs whose HUD row and hooks the sweeper redid (their relay died first).",
 )
+JOB_FAILURES = Counter(
+    "crcr_sweeper_job_failures_total",
+    "Overdue jobs the sweeper failed to finalise or redo (each logged with its job key).",
+)
 # Every worker reads the same shared queues: across workers, the latest reading counts.
 QUEUE_DEPTH = Gauge(
     "crcr_queue_depth",

@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from prometheus_client import Counter
-
 from crcr.relay.allowlist import Level
 from crcr.relay.callback_accept import run_hooks
 from crcr.relay.callback_deps import AcceptedCallback, AcceptedHook
@@ -30,11 +28,13 @@ from crcr.relay.job_state import TIMEOUT_FROM, JobState, timed_out_record
 from crcr.relay.metrics_callback import (
     COMPLETIONS_REDONE,
     HUD_FORWARDS,
+    JOB_FAILURES,
     QUEUE_DEPTH,
     QUEUE_OLDEST_AGE,
     ZOMBIES_FINALISED,
 )
 from crcr.relay.records import DispatchRecord
+from crcr.relay.sweep_limit import PassLimit
 from crcr.settings import Settings
 from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable
 
@@ -50,11 +50,6 @@ corrupt one). Left due, it would come first on the deadline list every pass and 
 the jobs behind it; an hour on, it costs one log line an hour until its record expires
 (`CRCR_STATUS_TTL`), and is finalised should a fix let it through.
 """
-
-JOB_FAILURES = Counter(
-    "crcr_sweeper_job_failures_total",
-    "Overdue jobs the sweeper failed to finalise or redo (each logged with its job key).",
-)
 
 
 class HandlerResult(StrEnum):
@@ -137,46 +132,6 @@ def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandle
         return HandlerResult.RETRY
 
     return handle
-
-
-class PassLimit:
-    """Whether a pass may start one more job or item: it has time left, and still leads.
-
-    A pass must end well inside the leases it takes (an item still being handled when
-    its lease ends can be handed to another sweeper) and, when leading, inside the
-    leader lock (a lapsed lock lets another instance lead). So it stops starting work
-    after half the shorter of the two, renews the lock before each job or item, and
-    leaves the rest for the next pass. Each step (overdue jobs, then each queue) gets
-    an equal share of the time left, so that a slow queue (a hanging HUD) cannot starve
-    the others.
-    """
-
-    def __init__(
-        self,
-        clock: Callable[[], float],
-        budget: float,
-        renew_lock: Callable[[], Awaitable[bool]] | None = None,
-    ) -> None:
-        self._clock = clock
-        self._ends_at = clock() + budget
-        self._step_ends_at = self._ends_at
-        self._renew_lock = renew_lock
-        self.cut_short: str | None = None
-
-    def start_step(self, steps_left: int) -> None:
-        """Give the next step its share of the time left."""
-        now = self._clock()
-        self._step_ends_at = now + max(0.0, self._ends_at - now) / steps_left
-
-    async def allows_more(self) -> bool:
-        """Whether to start one more job or item of the current step."""
-        if self._clock() >= self._step_ends_at:
-            self.cut_short = self.cut_short or "out of time"
-            return False
-        if self._renew_lock is not None and not await self._renew_lock():
-            self.cut_short = "lost the leader lock"
-            return False
-        return True
 
 
 def _hud_body_from_job(
