@@ -11,6 +11,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -570,6 +571,39 @@ async def test_instances_starting_together_fetch_the_keys_once(
 
     assert {identity.repo for identity in identities} == {"acme/backend"}
     assert github.jwks_requests == 1
+
+
+class CountingReads:
+    """The real store, counting `cache_get` calls (how often waiters look for the keys)."""
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        self.reads = 0
+
+    async def cache_get(self, namespace: str, key: str) -> str | None:
+        self.reads += 1
+        return await self._store.cache_get(namespace, key)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+
+async def test_requests_waiting_for_this_instances_fetch_await_it_rather_than_poll(
+    github: SandboxIssuer, trusted: list[OidcIssuer], store: StateStore, clock: Clock
+) -> None:
+    app = Starlette(routes=[Mount("/oidc", routes=github.routes())])
+    slow = SlowTransport(httpx.ASGITransport(app=app), 0.5)
+    token = github.mint_actions_token("acme/backend", audience=AUDIENCE)
+    counting = CountingReads(store)
+    async with httpx.AsyncClient(transport=slow) as http:
+        verifier = OidcVerifier(trusted, AUDIENCE, counting, http, clock=clock)  # type: ignore[arg-type]
+        identities = await asyncio.gather(*(verifier.verify(bearer(token)) for _ in range(20)))
+
+    assert {identity.repo for identity in identities} == {"acme/backend"}
+    assert github.jwks_requests == 1
+    # Each looks in the store a few times until the fetch has started (~5 reads), then
+    # waits on it; polling every 50 ms through the fetch's 0.5 s made it ~20 each.
+    assert counting.reads <= 6 * 20
 
 
 @pytest.fixture

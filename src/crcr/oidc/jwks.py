@@ -91,7 +91,7 @@ class JwksCache:
         self._last_refresh: dict[str, float] = {}
         self._last_first: dict[str, float] = {}
         self._failed_at: dict[str, float] = {}
-        self._fetches: set[asyncio.Task[KeySet]] = set()
+        self._fetching: dict[str, asyncio.Task[KeySet]] = {}
 
     async def key_for(self, issuer: OidcIssuer, kid: str) -> jwt.PyJWK:
         """Return the key `kid` of `issuer`, or reject the token that names it."""
@@ -187,11 +187,14 @@ class JwksCache:
     async def _outcome_of_the_minutes_fetch(self, issuer: OidcIssuer) -> KeySet:
         """Wait for the fetch another request holds, here or on another instance.
 
-        Its keys reach the store, or its failure does, which then fails this request
-        too without asking the issuer again until the minute has passed.
+        One of this instance's is awaited. Another instance's is watched in the store,
+        where its keys arrive, or its failure does, which then fails this request too
+        without asking the issuer again until the minute has passed.
         """
         deadline = time.monotonic() + self._timeout + 1.0
         while True:
+            if issuer.issuer in self._fetching:
+                return await self._fetch(issuer)
             key_set = self._fresh(self._memory.get(issuer.issuer))
             key_set = key_set or self._fresh(await self._load_stored(issuer))
             if key_set is not None:
@@ -205,18 +208,20 @@ class JwksCache:
             await asyncio.sleep(WAIT_POLL_SECONDS)
 
     async def _fetch(self, issuer: OidcIssuer) -> KeySet:
-        """Fetch in a task of its own, which records its outcome for the others.
+        """Fetch in a task of its own, shared by this instance's requests meanwhile.
 
         The callback gives up on its checks sooner than a slow issuer times out; the
         task outlives the request, so the keys or the failure still reach the store.
         """
-        task = asyncio.create_task(self._fetch_and_record(issuer))
-        self._fetches.add(task)  # the loop keeps only weak references to tasks
-        task.add_done_callback(self._fetch_finished)
+        task = self._fetching.get(issuer.issuer)
+        if task is None:
+            task = asyncio.create_task(self._fetch_and_record(issuer))
+            self._fetching[issuer.issuer] = task  # the loop keeps only weak references
+            task.add_done_callback(lambda done: self._fetch_finished(issuer.issuer, done))
         return await asyncio.shield(task)
 
-    def _fetch_finished(self, task: asyncio.Task[KeySet]) -> None:
-        self._fetches.discard(task)
+    def _fetch_finished(self, issuer_url: str, task: asyncio.Task[KeySet]) -> None:
+        del self._fetching[issuer_url]
         if not task.cancelled():
             task.exception()  # seen by the requests that awaited it, or by no one
 
