@@ -187,9 +187,7 @@ async def _checked_callback(
         if verdict.http_status == 200:
             return 200, {"status": "duplicate"}, "duplicate"
         raise Answer(verdict.http_status, {"error": verdict.message})
-    status_code, answer = forward_answer(job.forward)
-    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
-    return status_code, answer, outcome
+    return forward_answer(job.forward)
 
 
 async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checked:
@@ -287,6 +285,4 @@ async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict
     )
     if result.delivery is not Delivery.REJECTED:
         await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
-    status_code, answer = forward_answer(result)
-    outcome = {200: "accepted", 202: "queued"}.get(status_code, "hud_rejected")
-    return status_code, answer, outcome
+    return forward_answer(result)

@@ -207,10 +207,12 @@ async def run_hooks(
             )
 
 
-def forward_answer(result: ForwardResult | None) -> tuple[int, dict[str, Any]]:
-    """The HTTP answer for an accepted callback, given what the HUD did with it."""
+def forward_answer(result: ForwardResult | None) -> tuple[int, dict[str, Any], str]:
+    """The HTTP answer for an accepted callback, given what the HUD did with it, and the
+    outcome it counts as in `crcr_callbacks_total`."""
     if result is None or result.delivery is Delivery.DELIVERED:
-        return 200, {"status": "accepted"}
+        return 200, {"status": "accepted"}, "accepted"
     if result.delivery is Delivery.REJECTED:
-        return result.status_code, {"error": f"HUD refused the result: {result.message}"}
-    return 202, {"status": "queued"}
+        message = f"HUD refused the result: {result.message}"
+        return result.status_code, {"error": message}, "hud_rejected"
+    return 202, {"status": "queued"}, "queued"
