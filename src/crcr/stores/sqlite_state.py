@@ -68,6 +68,10 @@ def _track(conn: sqlite3.Connection, job_key: str, deadline: float) -> None:
     )
 
 
+def _untrack(conn: sqlite3.Connection, job_key: str) -> None:
+    conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
+
+
 def _transition(
     job_key: str, allowed_from: Collection[str | None], new: JobRecord, ttl: int
 ) -> Callable[[sqlite3.Connection, float], Transition]:
@@ -189,7 +193,7 @@ class SqliteStateStore:
         def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
             outcome = transition(conn, now)
             if outcome.applied and deadline is None:
-                conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
+                _untrack(conn, job_key)
             elif outcome.applied:
                 conn.execute(
                     "INSERT INTO deadlines (job_key, deadline) VALUES (?, ?) ON CONFLICT"
@@ -223,7 +227,7 @@ class SqliteStateStore:
             else:
                 _put(conn, "job", job_key, restored, now + expires_in)
             if deadline is None:
-                conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
+                _untrack(conn, job_key)
             else:
                 _track(conn, job_key, deadline)
             return True
@@ -352,9 +356,7 @@ class SqliteStateStore:
 
     async def untrack_deadline(self, job_key: str, *, wait: bool = True) -> None:
         # Always waited for: a local write, with no round trip to share.
-        await self._db.write(
-            lambda conn, now: conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
-        )
+        await self._db.write(lambda conn, now: _untrack(conn, job_key))
 
     async def overdue(self, now: float, limit: int = 100) -> list[str]:
         rows = await self._db.read(
