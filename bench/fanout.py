@@ -34,7 +34,7 @@ from starlette.routing import Route
 
 from bench.serving import serve_in_thread
 from crcr.app import create_app
-from crcr.relay.signature import sign_body
+from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.webhooks import pull_request_event

@@ -9,7 +9,7 @@ from crcr.log_format import JsonFormatter
 def record(**extra: object) -> logging.LogRecord:
     entry = logging.makeLogRecord({"msg": "dispatch %s", "args": ("queued",), "levelno": 30})
     entry.levelname = "WARNING"
-    entry.name = "crcr.relay.fanout"
+    entry.name = "crcr.relay.webhook.fanout"
     for name, value in extra.items():
         setattr(entry, name, value)
     return entry
@@ -20,7 +20,7 @@ def test_a_record_becomes_one_json_object_with_its_context() -> None:
     entry = json.loads(line)
     assert entry["message"] == "dispatch queued"
     assert entry["level"] == "warning"
-    assert entry["logger"] == "crcr.relay.fanout"
+    assert entry["logger"] == "crcr.relay.webhook.fanout"
     assert entry["delivery_id"] == "d-1"
     assert entry["repo"] == "org/repo"
     assert "\n" not in line

@@ -14,7 +14,7 @@ from crcr.metrics_exposition import MULTIPROCESS_DIR_ENV, metrics_shared_by_work
 
 WORKER = """
 import sys
-from crcr.relay.metrics_callback import CALLBACKS, QUEUE_DEPTH
+from crcr.relay.callback.metrics import CALLBACKS, QUEUE_DEPTH
 CALLBACKS.labels(outcome="accepted").inc(int(sys.argv[1]))
 QUEUE_DEPTH.labels(queue="hud").set(float(sys.argv[2]))
 """

@@ -13,8 +13,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
 from crcr.metrics_exposition import exposition
-from crcr.relay.callback import CALLBACK_PATHS, CallbackEndpoint, callback_router
-from crcr.relay.webhook import webhook_router
+from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
+from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
 from crcr.settings import Settings, load_settings
 from crcr.stores.state import StateStoreUnavailable

@@ -7,7 +7,7 @@ import sys
 import typer
 
 from crcr import __version__
-from crcr.settings import Settings, SettingsError, load_settings
+from crcr.cli_settings import settings_or_exit
 
 app = typer.Typer(
     name="crcr",
@@ -15,15 +15,6 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
-
-
-def settings_or_exit(**overrides: object) -> Settings:
-    """Load settings, or print the one-line problem and exit 2."""
-    try:
-        return load_settings(**overrides)
-    except SettingsError as exc:
-        typer.echo(f"crcr: {exc}", err=True)
-        raise typer.Exit(2) from None
 
 
 @app.command()
@@ -74,11 +65,13 @@ def _register_component_commands() -> None:
     from crcr.demo import cli as demo_cli
     from crcr.hud import cli as hud_cli
     from crcr.init import cli as init_cli
-    from crcr.relay import cli as relay_cli
+    from crcr.relay.allowlist import cli as allowlist_cli
+    from crcr.relay.sweeper import cli as sweep_cli
     from crcr.reporter import cli as reporter_cli
     from crcr.sandbox import cli as sandbox_cli
 
-    for component in (relay_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli, init_cli):
+    components = (allowlist_cli, sweep_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli, init_cli)
+    for component in components:
         component.register(app)
 
 

@@ -19,15 +19,15 @@ from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
 from crcr.oidc.verifier import OidcVerifier
-from crcr.relay.allowlist import Allowlist
-from crcr.relay.allowlist_source import AllowlistSource
-from crcr.relay.callback_deps import MAX_FORWARD_BUDGET, CallbackDeps
-from crcr.relay.check_publisher import CheckPublisher
-from crcr.relay.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
-from crcr.relay.hud_forwarder import HudForwarder, forwarder_from_settings
-from crcr.relay.reruns import Rerunner
-from crcr.relay.sweeper import BackgroundSweeper, Sweeper
-from crcr.relay.webhook import WebhookDeps
+from crcr.relay.allowlist.model import Allowlist
+from crcr.relay.allowlist.source import AllowlistSource
+from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
+from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
+from crcr.relay.webhook.endpoint import WebhookDeps
+from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
+from crcr.relay.webhook.reruns import Rerunner
 from crcr.settings import Settings
 from crcr.stores.state import StateStore
 

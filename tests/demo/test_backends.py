@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 from crcr.demo.backends import DEMO_BACKENDS, allowlist_yaml, devices, workflows
-from crcr.relay.allowlist import Level, parse_allowlist
+from crcr.relay.allowlist.model import Level, parse_allowlist
 
 
 def test_the_allowlist_is_valid_and_names_every_backend_at_its_level() -> None:

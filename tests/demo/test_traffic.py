@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from crcr.demo.traffic import LABEL_PREFIX, UpstreamTraffic
-from crcr.relay.events import Dispatch, LabelDevice, route_event
+from crcr.relay.webhook.events import Dispatch, LabelDevice, route_event
 
 UPSTREAM = "crcr-demo/pytorch"
 

@@ -26,12 +26,13 @@ from starlette.routing import Mount, Route
 
 from crcr.github.client import GitHubClient
 from crcr.oidc import OidcVerifier
-from crcr.relay.allowlist import Allowlist, parse_allowlist
-from crcr.relay.callback import callback_router
-from crcr.relay.callback_deps import AcceptedCallback, CallbackDeps
-from crcr.relay.hud_forwarder import HttpHudTransport, HudForwarder, HudTransport
-from crcr.relay.records import DispatchRecord, DispatchStatus, UpstreamContext
-from crcr.relay.sweeper import Backoff, Sweeper
+from crcr.relay.allowlist.model import Allowlist, parse_allowlist
+from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
+from crcr.relay.callback.endpoint import callback_router
+from crcr.relay.callback.hud_forwarder import HttpHudTransport, HudForwarder, HudTransport
+from crcr.relay.sweeper.drain import Backoff
+from crcr.relay.sweeper.sweeper import Sweeper
+from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey

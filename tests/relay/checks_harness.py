@@ -23,9 +23,9 @@ from starlette.routing import Mount
 from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
 from crcr.app import create_app
-from crcr.relay.check_publisher import CheckPublisher
-from crcr.relay.signature import sign_body
-from crcr.relay.sweeper import SweepReport
+from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.sweeper.report import SweepReport
+from crcr.relay.webhook.signature import sign_body
 from crcr.runtime import Runtime, open_runtime
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub

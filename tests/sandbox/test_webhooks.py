@@ -19,8 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from crcr.relay.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
-from crcr.relay.signature import verify_signature
+from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
+from crcr.relay.webhook.signature import verify_signature
 from crcr.sandbox.webhooks import (
     ZERO_SHA,
     WebhookDelivery,

@@ -10,7 +10,7 @@ hud_app = typer.Typer(help="The HUD: results store and dashboard.", no_args_is_h
 @hud_app.command()
 def migrate() -> None:
     """Apply the results store's migrations (CRCR_DATABASE_URL, or SQLite in the data dir)."""
-    from crcr.cli import settings_or_exit
+    from crcr.cli_settings import settings_or_exit
     from crcr.hud.db import create_results_engine
     from crcr.hud.db import migrate as apply_migrations
 
@@ -28,7 +28,7 @@ def purge() -> None:
     """Delete results older than CRCR_HUD_RETENTION_DAYS."""
     from datetime import UTC, datetime, timedelta
 
-    from crcr.cli import settings_or_exit
+    from crcr.cli_settings import settings_or_exit
     from crcr.hud.db import create_results_engine
     from crcr.hud.writer import purge_older_than
 
@@ -50,7 +50,7 @@ def serve(
     """Run the HUD alone (ingestion API, JSON API), without the relay."""
     import uvicorn
 
-    from crcr.cli import settings_or_exit
+    from crcr.cli_settings import settings_or_exit
     from crcr.hud.component import create_hud_app
 
     settings = settings_or_exit()

@@ -17,7 +17,7 @@ from crcr.reporter.token import MintToken
 Verdict = Literal["accepted", "queued", "duplicate", "ignored"]
 REQUEST_TIMEOUT = 10.0
 """Seconds `crcr report` gives each phase of a request by default (the relay answers
-well inside it: `crcr.relay.callback_deps`)."""
+well inside it: `crcr.relay.callback.deps`)."""
 
 _MESSAGE_LIMIT = 300
 # The relay sends `Retry-After` with 429 (rate limit) and 503 (state store down, §5.3).

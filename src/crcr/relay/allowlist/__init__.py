@@ -1,0 +1,6 @@
+"""Step 0 of every path: the allowlist of downstream repositories and their levels (SPEC §3).
+
+`syntax` reads the YAML strictly, `model` validates it into an `Allowlist`, `location`
+says where `CRCR_ALLOWLIST` points, `source` keeps the allowlist in force fresh and
+shared across instances; `cli` is `crcr allowlist check`.
+"""

@@ -1,0 +1,99 @@
+"""What the callback endpoint needs from the rest of crcr, and what it hands to hooks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from crcr.oidc.claims import VerifiedIdentity
+from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
+from crcr.relay.callback.job_state import JobState
+from crcr.relay.callback.schema import CallbackBody
+from crcr.relay.callback.self_report import CommitExists
+from crcr.relay.webhook.records import DispatchRecord
+from crcr.reporter.post import REQUEST_TIMEOUT
+from crcr.settings import Settings
+from crcr.stores.state import StateStore
+
+
+class TokenVerifier(Protocol):
+    """`crcr.oidc.verifier.OidcVerifier`, or a stand-in with the same contract."""
+
+    async def verify(self, authorization: str | None) -> VerifiedIdentity:
+        """Return who the token speaks for, or raise `TokenRejected`."""
+
+
+@dataclass(frozen=True)
+class AcceptedCallback:
+    """A callback (or a sweeper timeout) that changed a job: what check runs are built from.
+
+    `record` is the dispatch record (None for nightly/periodic self-reports, which get
+    no check runs); `state` is the job's new state (None for self-reports).
+    """
+
+    verified_repo: str
+    level: Level
+    body: CallbackBody | None
+    callback_payload: Mapping[str, Any]
+    record: DispatchRecord | None
+    job_key: str | None
+    state: JobState | None
+    hud_body: Mapping[str, Any]
+    hud_delivery: Delivery
+    source: str = "callback"
+
+
+AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]
+
+
+REPORTER_TIMEOUT = REQUEST_TIMEOUT
+"""Seconds `crcr report` (and the reference action) waits for an answer by default.
+
+A callback's own work is budgeted to end well inside it, whatever GitHub, the issuer or
+the HUD are doing: a reporter that times out retries, and its retry is then answered
+"duplicate" for a result the relay may still be handling.
+"""
+
+CHECK_BUDGET = 2.5
+"""Seconds for steps 1-6 (body, token keys, allowlist, store, the self-report's commit).
+
+Nothing is written before these end, so running out answers 503 and loses nothing.
+"""
+
+LOOKUP_BUDGET = 1.0
+"""Seconds a self-report waits for GitHub to confirm its commit (else: unverified)."""
+
+HOOK_BUDGET = 2.0
+"""Seconds for all `on_accepted` hooks of one callback together."""
+
+MAX_FORWARD_BUDGET = REPORTER_TIMEOUT - CHECK_BUDGET - HOOK_BUDGET - 0.5
+"""The most of `CRCR_HUD_TIMEOUT` a callback waits for its HUD write (the sweeper's
+retries get all of it): 5 s, so that the whole callback ends by ~9.5 s."""
+
+
+@dataclass
+class CallbackDeps:
+    """Everything `callback_router` needs; built once by the app factory.
+
+    `on_accepted` hooks run after the HUD write for every accepted callback (never for
+    duplicates), within `hook_budget` seconds together; they should enqueue slow work
+    (e.g. check runs) rather than do it inline, because the reporter is waiting.
+    `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests).
+    """
+
+    store: StateStore
+    verifier: TokenVerifier
+    allowlist: Callable[[], Awaitable[Allowlist]]
+    forwarder: HudForwarder
+    settings: Settings
+    commit_exists: CommitExists | None = None
+    clock: Callable[[], float] = time.time
+    on_accepted: list[AcceptedHook] = field(default_factory=list)
+    rate_window: float = 60.0
+    check_budget: float = CHECK_BUDGET
+    lookup_budget: float = LOOKUP_BUDGET
+    forward_budget: float = MAX_FORWARD_BUDGET
+    hook_budget: float = HOOK_BUDGET

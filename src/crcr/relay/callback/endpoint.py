@@ -1,0 +1,288 @@
+"""`POST /github/callback`: downstream CI reports, checked in SPEC §5's order (steps 1-9).
+
+This is the security boundary: the repository comes from the verified token, never
+from the body, and nothing is written before every check has passed. Only this edge
+turns unexpected exceptions into a logged 500 carrying a request id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+from fastapi import APIRouter
+from starlette.requests import ClientDisconnect
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from crcr.http_body import BodyTooLarge, header, read_capped_asgi_body
+from crcr.oidc.claims import KeysUnavailable, TokenRejected
+from crcr.relay.allowlist.model import Level
+from crcr.relay.callback.accept import (
+    callback_payload_for,
+    forward_answer,
+    process_job_callback,
+    run_hooks,
+)
+from crcr.relay.callback.binding import bind_to_dispatch
+from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
+from crcr.relay.callback.hud_body import build_hud_body
+from crcr.relay.callback.hud_forwarder import Delivery
+from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.callback.schema import (
+    MAX_BODY_BYTES,
+    CallbackRejected,
+    ParsedCallback,
+    parse_callback,
+)
+from crcr.relay.callback.self_report import check_self_report, commit_verified
+from crcr.relay.webhook.records import DispatchRecord
+from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+CALLBACK_PATHS = ("/github/callback", "/github/callback/")
+
+
+class Answer(Exception):
+    """Stop processing and answer with this status and body (raised by the steps)."""
+
+    def __init__(
+        self, status_code: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(status_code)
+        self.status_code = status_code
+        self.body = body
+        self.headers = headers or {}
+
+
+def callback_router(
+    deps: CallbackDeps | Callable[[], CallbackDeps] | CallbackEndpoint,
+) -> APIRouter:
+    """The callback routes, with and without the trailing slash (the reference takes both).
+
+    `deps` may be a function returning them, for apps that open their stores in the
+    lifespan, after the routes are declared (e.g. `lambda: app.state.callback_deps`).
+    """
+    router = APIRouter(tags=["relay"])
+    if isinstance(deps, CallbackEndpoint):
+        endpoint = deps
+    else:
+        endpoint = CallbackEndpoint(deps if callable(deps) else (lambda: deps))
+    for path in CALLBACK_PATHS:
+        router.routes.append(Route(path, endpoint, methods=["POST"], include_in_schema=False))
+    return router
+
+
+class CallbackEndpoint:
+    """The callback route as a bare ASGI app.
+
+    It is the hot path: building a Starlette `Request`, a `JSONResponse` and FastAPI's
+    per-request machinery cost more CPU than several of the checks themselves, and
+    this endpoint needs none of it (it reads its own body and answers JSON).
+    """
+
+    def __init__(self, deps: Callable[[], CallbackDeps]) -> None:
+        self._deps = deps
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        status_code, body, headers = await handle_callback(self._deps(), scope, receive)
+        encoded = orjson.dumps(body)
+        raw_headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(encoded)).encode()),
+            *((name.encode(), value.encode()) for name, value in headers.items()),
+        ]
+        await send({"type": "http.response.start", "status": status_code, "headers": raw_headers})
+        await send({"type": "http.response.body", "body": encoded})
+
+
+async def handle_callback(
+    deps: CallbackDeps, scope: Scope, receive: Receive
+) -> tuple[int, dict[str, Any], dict[str, str]]:
+    """Run the checks in order; the status, JSON body and headers to answer with."""
+    started = time.perf_counter()
+    outcome = "error"
+    headers: dict[str, str] = {}
+    try:
+        status_code, body, outcome = await _checked_callback(deps, scope, receive)
+    except Answer as answer:
+        outcome = _outcome_of(answer.status_code, answer.body)
+        status_code, body, headers = answer.status_code, answer.body, answer.headers
+    except StateStoreUnavailable as exc:
+        # Fail closed: without the store nothing can be checked or recorded safely.
+        log.error("state store unavailable during a callback: %s", exc)
+        outcome = "unavailable"
+        status_code, body = 503, {"error": "state store unavailable, retry later"}
+        headers = {"Retry-After": "5"}
+    except ClientDisconnect:
+        # The caller gave up (its own timeout); it will retry, and a repeat is idempotent.
+        log.warning("callback client disconnected before its body was read")
+        outcome = "disconnected"
+        status_code, body = 400, {"error": "client disconnected"}
+    except Exception:
+        request_id = uuid.uuid4().hex
+        log.exception("callback failed (request id %s)", request_id)
+        status_code, body = 500, {"error": "internal error", "request_id": request_id}
+    CALLBACKS.labels(outcome=outcome).inc()
+    CALLBACK_SECONDS.observe(time.perf_counter() - started)
+    return status_code, body, headers
+
+
+def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
+    named = {401: "unauthorized", 409: "conflict", 413: "too_large", 429: "rate_limited"}
+    if status_code in named:
+        return named[status_code]
+    if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
+        return str(body["status"])
+    return "invalid" if 400 <= status_code < 500 else f"http_{status_code}"
+
+
+@dataclass(frozen=True)
+class _Checked:
+    """A callback that passed steps 1-6: who sent it, at what level, and its binding.
+
+    `record` is the dispatch record of a job callback; a self-report has none and
+    carries its tested commit and whether GitHub confirmed it instead.
+    """
+
+    verified_repo: str
+    level: Level
+    callback: ParsedCallback
+    record: DispatchRecord | None = None
+    sha: str = ""
+    sha_verified: bool = False
+
+
+async def _checked_callback(
+    deps: CallbackDeps, scope: Scope, receive: Receive
+) -> tuple[int, dict[str, Any], str]:
+    try:
+        async with asyncio.timeout(deps.check_budget):
+            checked = await _checks(deps, scope, receive)
+    except TimeoutError:
+        # Nothing is written before the checks end, so the reporter's retry is safe.
+        log.warning("callback checks took longer than %g s", deps.check_budget)
+        message = f"the callback could not be checked within {deps.check_budget:g} s"
+        raise Answer(503, {"error": f"{message}; retry later"}, {"Retry-After": "5"}) from None
+    if checked.record is None:
+        return await _self_report(deps, checked)
+
+    # 7-9. atomic transition, metrics, HUD, hooks.
+    job = await process_job_callback(
+        deps,
+        verified_repo=checked.verified_repo,
+        level=checked.level,
+        callback=checked.callback,
+        record=checked.record,
+    )
+    verdict = job.classification
+    if not verdict.accepted:
+        if verdict.http_status == 200:
+            return 200, {"status": "duplicate"}, "duplicate"
+        raise Answer(verdict.http_status, {"error": verdict.message})
+    return forward_answer(job.forward)
+
+
+async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checked:
+    """Steps 1-6, which write nothing but the rate-limit hit."""
+    # 1. token: the repository is whatever the verified token says.
+    try:
+        identity = await deps.verifier.verify(header(scope, b"authorization"))
+    except KeysUnavailable as exc:
+        # Not the caller's fault: answer so that the reporter retries.
+        raise Answer(503, {"error": exc.reason}, {"Retry-After": "30"}) from None
+    except TokenRejected as exc:
+        raise Answer(401, {"error": exc.reason}, {"WWW-Authenticate": "Bearer"}) from None
+    verified_repo = identity.repo
+
+    # 2. authorisation: results are accepted from L2 and above.
+    entry = (await deps.allowlist()).entry(verified_repo)
+    if entry is None or entry.level < Level.L2:
+        raise Answer(200, {"status": "ignored"})
+
+    # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
+    # schema. The body is parsed first so that the hit and the dispatch read (step 6)
+    # share one store round trip; the answers keep SPEC §5's order: a caller over the
+    # limit gets 429 whatever its body, and nothing is written before every check passed.
+    try:
+        parsed: ParsedCallback | CallbackRejected
+        try:
+            raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
+        except BodyTooLarge as exc:
+            raise CallbackRejected(413, f"body: {exc}") from None
+        parsed = parse_callback(raw)
+    except CallbackRejected as exc:
+        parsed = exc
+    rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
+    raw_record: dict[str, Any] | None = None
+    if isinstance(parsed, CallbackRejected) or parsed.body.is_self_report:
+        decision = await deps.store.hit_rate_limit(*rate)
+    else:
+        decision, raw_record = await deps.store.hit_rate_limit_and_get_dispatch(
+            *rate, parsed.body.delivery_id, entry.repo
+        )
+    if not decision.allowed:
+        retry_after = str(max(1, decision.retry_after))
+        raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
+    if isinstance(parsed, CallbackRejected):
+        raise Answer(parsed.status_code, {"error": parsed.message})
+
+    try:
+        # 5. nightly / periodic self-reports: the tested commit must exist upstream.
+        if parsed.body.is_self_report:
+            sha = check_self_report(parsed.body)
+            verified = await commit_verified(
+                deps.store,
+                deps.commit_exists,
+                deps.settings.upstream_repo,
+                sha,
+                within=deps.lookup_budget,
+            )
+            return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
+        # 6. binding to the dispatch record (keyed by the allowlist's spelling).
+        record = bind_to_dispatch(raw_record, parsed.body)
+    except CallbackRejected as exc:
+        raise Answer(exc.status_code, {"error": exc.message}) from None
+    return _Checked(verified_repo, entry.level, parsed, record=record)
+
+
+async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:
+    """Forward a nightly/periodic result as informational: no dispatch, no state machine."""
+    body = checked.callback.body
+    document = callback_payload_for(deps, checked.callback)
+    hud_body = build_hud_body(
+        verified_repo=checked.verified_repo,
+        level=str(checked.level),
+        queue_time=None,
+        execution_time=None,
+        dispatch={
+            "upstream_repo": deps.settings.upstream_repo,
+            "event_type": body.event_type,
+            "head_sha": checked.sha,
+            "pr_number": None,
+        },
+        callback_payload=document,
+        extra_trusted={"informational": True, "sha_verified": checked.sha_verified},
+    )
+    result = await deps.forwarder.forward(hud_body, budget=deps.forward_budget)
+    accepted = AcceptedCallback(
+        verified_repo=checked.verified_repo,
+        level=checked.level,
+        body=body,
+        callback_payload=document,
+        record=None,
+        job_key=None,
+        state=None,
+        hud_body=hud_body,
+        hud_delivery=result.delivery,
+    )
+    if result.delivery is not Delivery.REJECTED:
+        await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    return forward_answer(result)

@@ -1,0 +1,244 @@
+"""Deliver SPEC §6 bodies to the HUD: in-process or over HTTP, queueing what fails.
+
+Why a HUD 5xx answers the caller 202: the failure is not the downstream's, and the
+body is already in the durable "hud" retry queue, so a retrying reporter would only
+create duplicates. A HUD 4xx is passed through: the caller sent something wrong.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import inspect
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+import httpx
+
+from crcr.relay.callback.metrics import HUD_FORWARDS
+from crcr.settings import Settings
+from crcr.stores.keys import encode
+from crcr.stores.state import StateStore
+
+log = logging.getLogger(__name__)
+
+HUD_QUEUE = "hud"
+HUD_TOKEN_HEADER = "x-hud-internal-bot"  # noqa: S105 - a header name, not a secret
+# HUD answers that say "try again later" or "the relay is misconfigured", not "the
+# caller is wrong": the body is kept for retry rather than bounced to downstream CI.
+_RETRYABLE_CLIENT_ERRORS = frozenset({401, 403, 404, 408, 425, 429})
+_MESSAGE_LIMIT = 300
+
+
+class HudUnreachable(Exception):
+    """The HUD could not take the body now (5xx, timeout, connection refused)."""
+
+
+@dataclass(frozen=True)
+class HudResponse:
+    """The HUD's answer to one body."""
+
+    status_code: int
+    message: str = ""
+
+
+class HudTransport(Protocol):
+    """One way of handing a body to the HUD.
+
+    `wants_echoed_payload`: whether the HUD reads the echoed webhook payload. Ours takes
+    the upstream facts from `trusted.dispatch`; a HUD reached over HTTP may be PyTorch's,
+    which reads them from the payload, so it gets the callback body as received.
+    """
+
+    wants_echoed_payload: bool
+
+    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
+        """Deliver `body`; raise `HudUnreachable` when the HUD cannot answer."""
+
+
+class Ingestor(Protocol):
+    """The in-process HUD's ingestion entry point (sync or async)."""
+
+    def ingest(self, body: Mapping[str, Any]) -> Any:
+        """Store one body; raise an exception with a 4xx `status_code` to refuse it."""
+
+
+class InProcessHudTransport:
+    """Hand bodies to the HUD running in this process."""
+
+    wants_echoed_payload = False
+
+    def __init__(self, ingestor: Ingestor) -> None:
+        self._ingestor = ingestor
+
+    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
+        try:
+            async with asyncio.timeout(within):
+                result = self._ingestor.ingest(body)
+                if inspect.isawaitable(result):
+                    await result
+        except TimeoutError:
+            raise HudUnreachable("the HUD did not answer in time") from None
+        except Exception as exc:
+            status = getattr(exc, "status_code", None)
+            if isinstance(status, int) and 400 <= status < 500:
+                message = str(getattr(exc, "message", None) or exc)
+                return HudResponse(status, message[:_MESSAGE_LIMIT])
+            log.warning("in-process HUD failed: %s", type(exc).__name__)
+            raise HudUnreachable(f"the HUD failed: {type(exc).__name__}") from exc
+        return HudResponse(200)
+
+
+class HttpHudTransport:
+    """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry."""
+
+    wants_echoed_payload = True
+
+    def __init__(
+        self,
+        url: str,
+        token: str | None,
+        client: httpx.AsyncClient,
+        *,
+        attempts: int = 2,
+        retry_delay: float = 0.2,
+    ) -> None:
+        self._url = url
+        self._headers = {HUD_TOKEN_HEADER: token} if token else {}
+        self._client = client
+        self._attempts = attempts
+        self._retry_delay = retry_delay
+
+    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
+        deadline = time.monotonic() + within
+        problem = "no attempt made"
+        for attempt in range(self._attempts):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            try:
+                # httpx's timeout covers each phase; this one bounds the whole exchange.
+                async with asyncio.timeout(remaining):
+                    response = await self._client.post(
+                        self._url, json=dict(body), headers=self._headers, timeout=remaining
+                    )
+            except (httpx.TransportError, TimeoutError) as exc:
+                problem = f"{type(exc).__name__} talking to the HUD"
+            else:
+                if response.status_code < 500:
+                    return HudResponse(response.status_code, _short(response.text))
+                problem = f"the HUD answered HTTP {response.status_code}"
+            delay = self._retry_delay * 2**attempt
+            if attempt + 1 < self._attempts and deadline - time.monotonic() > delay:
+                await asyncio.sleep(delay)
+        raise HudUnreachable(problem)
+
+
+def _short(text: str) -> str:
+    text = " ".join(text.split())
+    return text[: _MESSAGE_LIMIT - 1] + "…" if len(text) > _MESSAGE_LIMIT else text
+
+
+class Delivery(StrEnum):
+    """What became of one body."""
+
+    DELIVERED = "delivered"
+    REJECTED = "rejected"
+    QUEUED = "queued"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class ForwardResult:
+    """The delivery result and, for a rejection, the HUD's status and message."""
+
+    delivery: Delivery
+    status_code: int = 200
+    message: str = ""
+
+
+def queue_item_id(body: Mapping[str, Any]) -> str:
+    """A stable id for a body, so that queueing the same body twice keeps one copy."""
+    return hashlib.sha256(encode(body).encode()).hexdigest()[:40]
+
+
+class HudForwarder:
+    """Sends bodies to the HUD; what cannot be delivered now goes to the retry queue."""
+
+    def __init__(self, transport: HudTransport, store: StateStore, *, timeout: float) -> None:
+        self.wants_echoed_payload = transport.wants_echoed_payload
+        self.transport = transport
+        self._store = store
+        self._timeout = timeout
+
+    async def try_send(
+        self, body: Mapping[str, Any], *, within: float | None = None
+    ) -> ForwardResult:
+        """One delivery attempt (with the transport's short retries), nothing queued."""
+        try:
+            response = await self.transport.send(body, within=within or self._timeout)
+        except HudUnreachable as exc:
+            return ForwardResult(Delivery.FAILED, 503, str(exc))
+        if 200 <= response.status_code < 300:
+            return ForwardResult(Delivery.DELIVERED, response.status_code)
+        if response.status_code in _RETRYABLE_CLIENT_ERRORS:
+            if response.status_code in (401, 403):
+                log.error("the HUD refused the relay's credentials; check CRCR_HUD_TOKEN")
+            return ForwardResult(Delivery.FAILED, response.status_code, response.message)
+        if 400 <= response.status_code < 500:
+            return ForwardResult(Delivery.REJECTED, response.status_code, response.message)
+        return ForwardResult(Delivery.FAILED, response.status_code, response.message)
+
+    async def forward(
+        self,
+        body: Mapping[str, Any],
+        *,
+        expect: Mapping[str, Any] | None = None,
+        budget: float | None = None,
+    ) -> ForwardResult:
+        """Deliver now, or queue for the sweeper; `expect` is kept with the queued item.
+
+        `expect` describes the job state the body stands for (see `sweeper`): a queued
+        in_progress must not overwrite a completed row that overtook it.
+        """
+        result = await self.try_send(body, within=budget)
+        if result.delivery is not Delivery.FAILED:
+            HUD_FORWARDS.labels(result=str(result.delivery)).inc()
+            return result
+        await self.enqueue(body, expect=expect)
+        log.warning("HUD write queued for retry: %s", result.message or result.status_code)
+        HUD_FORWARDS.labels(result="queued").inc()
+        return ForwardResult(Delivery.QUEUED, 202, result.message)
+
+    async def enqueue(
+        self,
+        body: Mapping[str, Any],
+        *,
+        expect: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
+    ) -> bool:
+        """Put a body in the durable retry queue; False if it is queued already."""
+        payload = {"body": dict(body), "expect": dict(expect) if expect else None}
+        return await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+
+
+def forwarder_from_settings(
+    settings: Settings,
+    store: StateStore,
+    *,
+    http: httpx.AsyncClient,
+    ingestor: Ingestor | None = None,
+) -> HudForwarder:
+    """Forward over HTTP when `CRCR_HUD_URL` is set, else to the in-process HUD."""
+    if settings.hud_url:
+        token = settings.hud_token.get_secret_value() if settings.hud_token else None
+        transport: HudTransport = HttpHudTransport(settings.hud_url, token, http)
+    elif ingestor is not None:
+        transport = InProcessHudTransport(ingestor)
+    else:
+        raise ValueError("no HUD: set CRCR_HUD_URL or pass the in-process HUD's ingestor")
+    return HudForwarder(transport, store, timeout=settings.hud_timeout)

@@ -1,0 +1,217 @@
+"""The callback body of SPEC §5 (schema version 1), checked field by field.
+
+Errors name the field (`workflow.run_id: required`) because the message ends up in a
+downstream CI log, read by someone who did not write the relay.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Annotated, Any
+
+import orjson
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+
+from crcr.relay.callback.job_state import ReportedStatus
+
+MAX_BODY_BYTES = 1024 * 1024
+SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
+
+
+class CallbackRejected(Exception):
+    """The body is unacceptable; `status_code` is 400 or 413, the message names the field."""
+
+    def __init__(self, status_code: int, message: str) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.message = message
+
+
+def _string_or_integer(value: Any) -> Any:
+    """Accept run ids as strings or ints: Buildkite's are UUID strings, GitHub's numbers."""
+    if isinstance(value, bool):
+        raise ValueError("must be a string or an integer")
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str):
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value.strip()
+    raise ValueError("must be a string or an integer")
+
+
+def _optional_string_or_integer(value: Any) -> Any:
+    if value is None or value == "":
+        return None
+    return _string_or_integer(value)
+
+
+RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer)]
+OptionalIdentifier = Annotated[str | None, BeforeValidator(_optional_string_or_integer)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class TestCounts(BaseModel):
+    """Optional test counts."""
+
+    model_config = ConfigDict(extra="allow")
+
+    passed: int = Field(default=0, ge=0)
+    failed: int = Field(default=0, ge=0)
+    skipped: int = Field(default=0, ge=0)
+
+
+class Workflow(BaseModel):
+    """The `workflow` object the reporter adds to the echoed client payload."""
+
+    model_config = ConfigDict(extra="allow")
+
+    schema_version: OptionalIdentifier = "1"
+    status: ReportedStatus
+    conclusion: str | None = None
+    name: NonEmpty
+    url: str | None = None
+    run_id: RunIdentifier
+    run_attempt: RunIdentifier = "1"
+    job_name: str = ""
+    check_run_id: OptionalIdentifier = None
+    started_at: str | None = None
+    completed_at: str | None = None
+    test_results: TestCounts | None = None
+    artifact_url: str | None = None
+
+
+class EchoedHead(BaseModel):
+    """`payload.pull_request.head`: only the SHA is read."""
+
+    sha: Any = None
+
+
+class EchoedPullRequest(BaseModel):
+    """`payload.pull_request`: only what binding compares with the dispatch record."""
+
+    number: Any = None
+    head: EchoedHead | None = None
+
+
+class EchoedPayload(BaseModel):
+    """The echoed webhook payload (20-40 KB), of which binding reads three values.
+
+    Everything else in it is skipped while parsing rather than built into Python
+    objects: building and freeing them was ~55 % of the CPU of reading a callback.
+    Values are left untyped so that binding, not the schema, judges them.
+    """
+
+    pull_request: EchoedPullRequest | None = None
+    after: Any = None
+
+
+class CallbackBody(BaseModel):
+    """A callback body: the dispatch's client payload echoed back, plus `workflow`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    event_type: str | None = None
+    delivery_id: NonEmpty
+    payload: EchoedPayload = Field(default_factory=EchoedPayload)
+    workflow: Workflow
+
+    @property
+    def is_self_report(self) -> bool:
+        """Nightly and periodic runs report without a prior dispatch (SPEC §5 step 5)."""
+        return (self.event_type or "") in SELF_REPORT_EVENT_TYPES
+
+
+@dataclass(frozen=True)
+class ParsedCallback:
+    """A checked callback body and the bytes it came from."""
+
+    body: CallbackBody
+    raw: bytes
+
+    @cached_property
+    def without_payload(self) -> dict[str, Any]:
+        """The body minus the echoed payload, as checked: what the relay keeps and its HUD reads.
+
+        Made once: an `in_progress` callback both stores it and forwards it. Shared, so
+        not to be changed by either.
+        """
+        return self.body.model_dump(mode="json", exclude={"payload"}, exclude_unset=True)
+
+    def as_received(self) -> dict[str, Any]:
+        """The whole body as sent, echoed payload included (for a HUD reached over HTTP)."""
+        document: dict[str, Any] = _json_document(self.raw)
+        return document
+
+
+def parse_callback(raw: bytes) -> ParsedCallback:
+    """Parse and check a raw body straight from its bytes."""
+    if len(raw) > MAX_BODY_BYTES:
+        raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+    try:
+        body = CallbackBody.model_validate_json(raw)
+    except ValidationError as exc:
+        if exc.errors()[0]["type"] != "json_invalid":
+            raise CallbackRejected(400, describe_first_error(exc)) from None
+        # What pydantic's parser refuses but the standard one reads (NaN, lone
+        # surrogates) is judged as before: acceptance does not depend on the parser.
+        body = _validated(_json_document(raw))
+    if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
+        raise CallbackRejected(400, "workflow.conclusion: required when status is completed")
+    return ParsedCallback(body, raw)
+
+
+def _validated(document: Any) -> CallbackBody:
+    try:
+        return CallbackBody.model_validate(document)
+    except ValidationError as exc:
+        raise CallbackRejected(400, describe_first_error(exc)) from None
+
+
+def _json_document(raw: bytes) -> Any:
+    """The parsed body: orjson, else the standard library (which reads a little more).
+
+    orjson is stricter (UTF-8 only, 64-bit integers, no NaN), so a body it refuses gets
+    the standard parser's verdict: what the relay accepts does not depend on the parser.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise CallbackRejected(400, "body: not valid JSON") from None
+
+
+def describe_first_error(exc: ValidationError) -> str:
+    """`field.path: problem` for the first error, in words a CI log reader understands."""
+    error = exc.errors(include_url=False)[0]
+    location = ".".join(str(part) for part in error["loc"]) or "body"
+    kind = error["type"]
+    if location == "body" and kind in ("model_type", "model_attributes_type"):
+        return "body: must be a JSON object"
+    if kind == "missing":
+        problem = "required"
+    elif kind in ("string_type", "str_type"):
+        problem = "must be a string"
+    elif kind == "literal_error" or kind == "enum":
+        expected = error.get("ctx", {}).get("expected", "")
+        problem = f"must be one of {expected}" if expected else "unexpected value"
+    elif kind in ("model_type", "model_attributes_type", "dict_type"):
+        problem = "must be an object"
+    elif kind == "string_too_short":
+        problem = "must not be empty"
+    else:
+        problem = (
+            str(error["msg"]).removeprefix("Value error, ").replace("Input should be", "must be")
+        )
+    return f"{location}: {problem}"

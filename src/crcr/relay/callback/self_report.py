@@ -1,0 +1,73 @@
+"""Nightly and periodic self-reports (SPEC §5 step 5): no dispatch, no state machine.
+
+The tested upstream SHA travels in `delivery_id`. It must look like a commit and exist
+upstream; when GitHub cannot be asked, the report is kept and marked unverified rather
+than lost, because a nightly result is still worth showing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Awaitable, Callable
+
+from crcr.relay.callback.job_state import ReportedStatus
+from crcr.relay.callback.schema import CallbackBody, CallbackRejected
+from crcr.stores.state import StateStore, StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+CommitExists = Callable[[str, str], Awaitable[bool]]
+
+SHA_PATTERN = re.compile(r"[0-9a-fA-F]{7,40}")
+CACHE_NAMESPACE = "upstream_commit"
+# A commit never disappears, so "exists" is kept long; "missing" briefly, since a
+# report may race the push that creates the commit.
+FOUND_TTL = 7 * 24 * 3600
+MISSING_TTL = 300
+
+
+def check_self_report(body: CallbackBody) -> str:
+    """Return the tested SHA (lower case) or raise `CallbackRejected(400)`."""
+    if body.workflow.status is not ReportedStatus.COMPLETED:
+        raise CallbackRejected(
+            400, f"workflow.status: {body.event_type} self-reports must be completed"
+        )
+    if not SHA_PATTERN.fullmatch(body.delivery_id):
+        raise CallbackRejected(
+            400, "delivery_id: must be the tested upstream commit SHA (7-40 hex characters)"
+        )
+    return body.delivery_id.lower()
+
+
+async def commit_verified(
+    store: StateStore,
+    commit_exists: CommitExists | None,
+    upstream_repo: str,
+    sha: str,
+    *,
+    within: float,
+) -> bool:
+    """True when the commit exists upstream, False when GitHub could not be asked.
+
+    GitHub gets `within` seconds: the reporter is waiting, and an unverified row is
+    better than a reporter that times out. Raises `CallbackRejected(400)` when GitHub
+    says the commit does not exist.
+    """
+    key = f"{upstream_repo.lower()}@{sha}"
+    cached = await store.cache_get(CACHE_NAMESPACE, key)
+    if cached is None and commit_exists is not None:
+        try:
+            async with asyncio.timeout(within):
+                exists = await commit_exists(upstream_repo, sha)
+        except StateStoreUnavailable:
+            raise
+        except Exception as exc:
+            log.warning("cannot check commit %s upstream: %s", sha, type(exc).__name__)
+            return False
+        cached = "1" if exists else "0"
+        await store.cache_set(CACHE_NAMESPACE, key, cached, FOUND_TTL if exists else MISSING_TTL)
+    if cached == "0":
+        raise CallbackRejected(400, f"delivery_id: commit {sha} does not exist in {upstream_repo}")
+    return cached == "1"

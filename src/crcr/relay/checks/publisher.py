@@ -1,0 +1,234 @@
+"""Create L3/L4 upstream check runs once per job transition, through a durable queue (SPEC §7).
+
+For every accepted callback of an L3/L4 job, and every zombie the sweeper times out:
+
+1. the job's summary is recorded per (head_sha, repo), so that a label added later can
+   backfill check runs and an oncall comment can list every failing job;
+2. if the job wants a check run, an item `<job key>:<state>` goes into the "checks"
+   queue (the deterministic id makes it once per transition), ready after a grace delay;
+3. one inline attempt follows (no retries, about a second), and a mark in the store
+   tells the queued item that nothing is left to do.
+
+Inline, the check run shows on the PR as soon as the job reports instead of at the next
+sweep (every 15 s); queued first, a crash or a GitHub 5xx during the attempt loses
+nothing; the grace delay keeps the sweeper off the item while the attempt runs, so it is
+not created twice. (A request that times out after GitHub created the run can still
+yield an identical second one; GitHub takes no idempotency key.)
+
+Order: each item rebuilds its check run from the job record when it is handled and is
+skipped if the job has moved on since. An in_progress check run that lands after the
+job finished queues the finished one again, so the newest run of a name is always the
+job's latest state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from prometheus_client import Counter
+
+from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubError, GitHubNotFound, GitHubUnprocessable
+from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.callback.deps import AcceptedCallback
+from crcr.relay.callback.job_state import JobState
+from crcr.relay.checks.check_runs import (
+    CHECKS_WANTED_FLAG,
+    TERMINAL_STATES,
+    JobReport,
+    check_run_fields,
+    report_from_job,
+)
+from crcr.relay.checks.check_runs import wants_check_run as wanted_by_rule
+from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
+from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.settings import Settings
+from crcr.stores.state import LeasedItem, StateStore
+
+log = logging.getLogger(__name__)
+
+CHECKS_QUEUE = "checks"
+CREATED_MARKS = "check-run-created"
+"""Cache namespace: item id → check-run id (or "dropped") once an item is settled."""
+
+CHECK_RUNS = Counter(
+    "crcr_check_runs_total",
+    "Upstream check-run items by result (created, stale, unwanted, dropped, deferred).",
+    ["result"],
+)
+
+
+def check_item_id(job_key: str, state: JobState) -> str:
+    """The queue item (and mark) of one job transition."""
+    return f"{job_key}:{state}"
+
+
+class CheckPublisher:
+    """The callback hook, the label backfill and the queue handlers for check runs."""
+
+    def __init__(
+        self,
+        *,
+        store: StateStore,
+        github: GitHubClient,
+        allowlist: Callable[[], Awaitable[Allowlist]],
+        settings: Settings,
+        inline_budget: float = 1.0,
+        inline_grace: float = 10.0,
+        backfill_budget: float = 3.0,
+        queue_retries: int = 1,
+    ) -> None:
+        self._store = store
+        self._github = github
+        self._allowlist = allowlist
+        self._upstream = settings.upstream_repo
+        self._ttl = settings.status_ttl
+        self.inline_budget = inline_budget
+        self.inline_grace = inline_grace
+        self.backfill_budget = backfill_budget
+        self._queue_retries = queue_retries
+        self.oncall = OncallNotifier(
+            store, github, allowlist, settings.upstream_repo, max_retries=queue_retries
+        )
+
+    @property
+    def queue_handlers(self) -> dict[str, QueueHandler]:
+        """What the sweeper drains for this component, check runs before comments."""
+        return {CHECKS_QUEUE: self.handle_item, ONCALL_QUEUE: self.oncall.handle_item}
+
+    # --- entry points ------------------------------------------------------------------
+    async def on_accepted(self, accepted: AcceptedCallback) -> None:
+        """Hook for accepted callbacks and timed-out zombies (`AcceptedHook`)."""
+        key, state = accepted.job_key, accepted.state
+        if accepted.record is None or key is None or state is None or accepted.level < Level.L3:
+            return
+        job = await self._store.get_job(key)
+        report = report_from_job(key, job) if job is not None else None
+        if report is None:
+            log.warning("job %s has no record to build a check run from", key)
+            return
+        allowlist = await self._allowlist()
+        repo = _spelling(allowlist, report.repo)
+        # Summary first, flag read after; the label webhook does the reverse, so one
+        # side always sees the other and no job is missed (SPEC §7, label while running).
+        await self._store.put_job_summary(
+            report.head_sha, repo, key, report.to_summary(), self._ttl
+        )
+        if await self._wanted(report, allowlist):
+            item_id = await self._queue(key, state)
+            if item_id is not None:
+                await self._try_inline(item_id, key, state, budget=self.inline_budget)
+
+    async def backfill(self, head_sha: str, repos: Sequence[str]) -> int:
+        """Create check runs for jobs of `repos` that reported before a label opted them in.
+
+        Called by the webhook after it raised the `checks-wanted` flags. Every job is
+        queued before any GitHub call, so running out of time loses nothing.
+        Returns how many check runs were queued.
+        """
+        queued: list[tuple[str, str, JobState]] = []
+        for repo in repos:
+            for key in await self._store.job_summaries(head_sha, repo):
+                job = await self._store.get_job(key)
+                if job is None:
+                    continue
+                state = JobState(job.state)
+                item_id = await self._queue(key, state)
+                if item_id is not None:
+                    queued.append((item_id, key, state))
+        try:
+            async with asyncio.timeout(self.backfill_budget):
+                for item_id, key, state in queued:
+                    await self._try_inline(item_id, key, state, budget=None)
+        except TimeoutError:
+            log.warning("label backfill on %s left check runs to the queue", head_sha)
+        return len(queued)
+
+    async def handle_item(self, item: LeasedItem) -> HandlerResult:
+        """Queue handler of "checks"; a GitHub outage raises, and the sweeper retries."""
+        key, state = str(item.payload["job_key"]), JobState(item.payload["state"])
+        return await self.publish(item.item_id, key, state, max_retries=self._queue_retries)
+
+    # --- the work ----------------------------------------------------------------------
+    async def publish(
+        self, item_id: str, job_key: str, state: JobState, *, max_retries: int
+    ) -> HandlerResult:
+        """Create the check run of one job transition unless it is settled or stale."""
+        if await self._store.cache_get(CREATED_MARKS, item_id) is not None:
+            return HandlerResult.DONE
+        job = await self._store.get_job(job_key)
+        if job is None or job.state != state:
+            CHECK_RUNS.labels(result="stale").inc()
+            return HandlerResult.DONE
+        report = report_from_job(job_key, job)
+        if report is None:
+            return HandlerResult.DROP
+        allowlist = await self._allowlist()
+        if not await self._wanted(report, allowlist):
+            CHECK_RUNS.labels(result="unwanted").inc()
+            return HandlerResult.DONE
+        try:
+            created = await self._github.create_check_run(
+                self._upstream, max_retries=max_retries, **check_run_fields(report)
+            )
+        except (GitHubNotFound, GitHubUnprocessable) as exc:
+            log.error("check run %s refused for good: %s", report.check_name, exc)
+            await self._store.cache_set(CREATED_MARKS, item_id, "dropped", self._ttl)
+            CHECK_RUNS.labels(result="dropped").inc()
+            return HandlerResult.DROP
+        await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
+        CHECK_RUNS.labels(result="created").inc()
+        if report.failing:
+            await self.oncall.notify(report, _spelling(allowlist, report.repo), cause=item_id)
+        if state is JobState.IN_PROGRESS:
+            await self._requeue_if_finished(job_key)
+        return HandlerResult.DONE
+
+    async def _wanted(self, report: JobReport, allowlist: Allowlist) -> bool:
+        device = allowlist.device_of(report.repo)
+        if wanted_by_rule(report.level, device, report.labels, flagged=False):
+            return True
+        if report.level != Level.L3:
+            return False
+        repo = _spelling(allowlist, report.repo)
+        flagged = await self._store.has_flag(CHECKS_WANTED_FLAG, report.head_sha, repo)
+        return wanted_by_rule(report.level, device, report.labels, flagged=flagged)
+
+    async def _queue(self, job_key: str, state: JobState) -> str | None:
+        """Queue a transition's item; None when it is queued already (the queue owns it)."""
+        item_id = check_item_id(job_key, state)
+        payload = {"job_key": job_key, "state": str(state)}
+        added = await self._store.enqueue(CHECKS_QUEUE, item_id, payload, delay=self.inline_grace)
+        return item_id if added else None
+
+    async def _try_inline(
+        self, item_id: str, job_key: str, state: JobState, *, budget: float | None
+    ) -> None:
+        """One quick attempt; whatever does not finish is the queue's after the grace delay."""
+        try:
+            async with asyncio.timeout(budget):
+                await self.publish(item_id, job_key, state, max_retries=0)
+        except (GitHubError, TimeoutError) as exc:
+            CHECK_RUNS.labels(result="deferred").inc()
+            log.warning("check run for %s left to the queue: %s", item_id, exc)
+
+    async def _requeue_if_finished(self, job_key: str) -> None:
+        """Queue the finished check run again if the job finished while ours was created.
+
+        Its own item may have been created before our in_progress one landed, which
+        would leave the PR showing a finished job as running.
+        """
+        job = await self._store.get_job(job_key)
+        if job is None or JobState(job.state) not in TERMINAL_STATES:
+            return
+        state = JobState(job.state)
+        item_id = check_item_id(job_key, state) + ":after-in-progress"
+        await self._store.enqueue(CHECKS_QUEUE, item_id, {"job_key": job_key, "state": str(state)})
+
+
+def _spelling(allowlist: Allowlist, repo: str) -> str:
+    """The allowlist's spelling of `repo`: flags and summaries are keyed by it."""
+    entry = allowlist.entry(repo)
+    return entry.repo if entry is not None else repo

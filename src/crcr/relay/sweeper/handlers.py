@@ -1,0 +1,23 @@
+"""What a retry queue's owner gives the sweeper: a handler, and what it made of an item.
+
+Its own module because the queue owners (fan-out, check publisher, oncall comments, HUD
+forwarding) and the sweeper that drains their queues all speak it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from enum import StrEnum
+
+from crcr.stores.state import LeasedItem
+
+
+class HandlerResult(StrEnum):
+    """What a queue handler made of one item."""
+
+    DONE = "done"  # acknowledged: delivered, or no longer needed
+    RETRY = "retry"  # released with backoff
+    DROP = "drop"  # acknowledged and logged: retrying can never succeed
+
+
+QueueHandler = Callable[[LeasedItem], Awaitable[HandlerResult]]

@@ -1,0 +1,23 @@
+"""What one sweeper pass did, for the CLI, the logs and the tests."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from crcr.relay.sweeper.handlers import HandlerResult
+
+
+@dataclass
+class SweepReport:
+    """What one pass did."""
+
+    zombies_finalised: int = 0
+    completions_redone: int = 0
+    jobs_failed: int = 0
+    handled: dict[str, dict[str, int]] = field(default_factory=dict)
+    cut_short: str | None = None  # why work was left for the next pass, if it was
+
+    def count(self, queue: str, result: HandlerResult) -> None:
+        """Count one handled item."""
+        per_queue = self.handled.setdefault(queue, {})
+        per_queue[str(result)] = per_queue.get(str(result), 0) + 1

@@ -1,0 +1,189 @@
+"""`POST /github/webhook`: verify, route and fan out upstream events (SPEC §4)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Set as AbstractSet
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
+
+from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
+from crcr.relay.webhook import metrics
+from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
+from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
+from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
+from crcr.relay.webhook.signature import SignatureMismatch, SignatureMissing, verify_signature
+from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+GITHUB_WEBHOOK_BODY_LIMIT = 25 * 1024 * 1024
+"""GitHub caps webhook payloads at 25 MB; anything larger did not come from it."""
+
+
+class DownstreamTargets(Protocol):
+    """The slice of the allowlist the webhook needs."""
+
+    def dispatch_targets(self) -> Sequence[str]:
+        """Every allowlisted repo, at every level."""
+        ...
+
+    def repos_for_device(self, device: str) -> Sequence[str]:
+        """The L3 repos that a `ciflow/crcr/<device>` label opts in."""
+        ...
+
+    def events_of(self, repo: str) -> AbstractSet[str]:
+        """The event kinds a repo takes part in (an entry may opt out of PRs)."""
+        ...
+
+
+@dataclass(frozen=True)
+class WebhookDeps:
+    """What the webhook endpoint needs; built once at start-up."""
+
+    secret: bytes
+    upstream_repo: str
+    push_branches: Sequence[str]
+    record_ttl: int
+    allowlist: Callable[[], Awaitable[DownstreamTargets]]
+    fanout: FanOut
+    # SPEC §7 (crcr.relay.checks.publisher / reruns): check runs for jobs that reported
+    # before the label; re-runs answered with (status, body).
+    backfill_checks: Callable[[str, Sequence[str]], Awaitable[int]] | None = None
+    rerequest: Callable[[str, dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]] | None = None
+
+
+def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
+    """The webhook route; `deps` returns its dependencies once the app has opened them."""
+    router = APIRouter(tags=["relay"])
+
+    @router.post("/github/webhook")
+    async def github_webhook(request: Request) -> JSONResponse:
+        """Receive one GitHub webhook delivery."""
+        event = request.headers.get("x-github-event", "")
+        delivery_id = request.headers.get("x-github-delivery", "")
+        try:
+            response = await _handle(deps(), request, event, delivery_id)
+        except StateStoreUnavailable as exc:
+            log.error("state store unavailable", extra={"delivery_id": delivery_id})
+            response = _answer(503, event, "store_unavailable", error=f"state store: {exc}")
+        except Exception:
+            log.exception("webhook failed", extra={"delivery_id": delivery_id})
+            response = _answer(500, event, "error", error="internal error", delivery=delivery_id)
+        return response
+
+    return router
+
+
+async def _handle(
+    deps: WebhookDeps, request: Request, event: str, delivery_id: str
+) -> JSONResponse:
+    try:
+        body = await read_capped_body(request, GITHUB_WEBHOOK_BODY_LIMIT)
+    except BodyTooLarge as exc:
+        return _answer(413, event, "too_large", error=str(exc))
+    try:
+        verify_signature(deps.secret, body, request.headers.get("x-hub-signature-256"))
+    except SignatureMissing as exc:
+        return _answer(400, event, "unsigned", error=str(exc))
+    except SignatureMismatch as exc:
+        return _answer(401, event, "bad_signature", error=str(exc))
+    if not event:
+        return _answer(400, event, "bad_request", error="missing X-GitHub-Event header")
+    if not delivery_id:
+        return _answer(400, event, "bad_request", error="missing X-GitHub-Delivery header")
+    try:
+        payload = json.loads(body)
+    except ValueError:
+        return _answer(400, event, "bad_request", error="body is not valid JSON")
+    if not isinstance(payload, dict):
+        return _answer(400, event, "bad_request", error="body is not a JSON object")
+
+    decision = route_event(
+        event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
+    )
+    if isinstance(decision, Ignore):
+        return _answer(200, event, "ignored", ignored=True, reason=decision.reason)
+    if isinstance(decision, LabelDevice):
+        allowlist = await deps.allowlist()
+        repos = list(allowlist.repos_for_device(decision.device))
+        for repo in repos:
+            await deps.fanout.store.set_flag(
+                CHECKS_WANTED_FLAG, decision.context.head_sha, repo, deps.record_ttl
+            )
+        backfilled = 0
+        if deps.backfill_checks is not None:
+            backfilled = await deps.backfill_checks(decision.context.head_sha, repos)
+        return _answer(
+            200,
+            event,
+            "labeled",
+            ok=True,
+            device=decision.device,
+            recorded=repos,
+            backfilled=backfilled,
+        )
+    if isinstance(decision, Rerequest) and deps.rerequest is not None:
+        status, answer = await deps.rerequest(event, payload)
+        return _answer(status, event, "rerequested", **answer)
+    if not isinstance(decision, Dispatch):
+        return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
+    return await _fan_out(deps, event, delivery_id, decision, payload)
+
+
+async def _fan_out(
+    deps: WebhookDeps, event: str, delivery_id: str, decision: Dispatch, payload: dict[str, Any]
+) -> JSONResponse:
+    try:
+        client_payload = build_client_payload(event, delivery_id, payload)
+    except PayloadTooLarge as exc:
+        return _answer(422, event, "too_large", error=str(exc))
+    allowlist = await deps.allowlist()
+    repos = [
+        repo
+        for repo in allowlist.dispatch_targets()
+        if event != "pull_request" or "pull_request" in allowlist.events_of(repo)
+    ]
+    outcomes = await dispatch_to_downstreams(
+        deps.fanout,
+        delivery_id=delivery_id,
+        context=decision.context,
+        client_payload=client_payload.value,
+        trimmed=client_payload.trimmed,
+        repos=repos,
+    )
+    dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
+    duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]
+    failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]
+    nothing_sent = failed and not dispatched and not duplicates
+    status = 502 if nothing_sent else 200
+    log.info(
+        "webhook relayed",
+        extra={
+            "delivery_id": delivery_id,
+            "dispatched": len(dispatched),
+            "failed": len(failed),
+            "duplicate": len(duplicates),
+        },
+    )
+    return _answer(
+        status,
+        event,
+        "dispatched" if status == 200 else "dispatch_failed",
+        ok=status == 200,
+        dispatched=dispatched,
+        failed=failed,
+        duplicate=duplicates,
+        trimmed=client_payload.trimmed,
+    )
+
+
+def _answer(status: int, event: str, outcome: str, **body: Any) -> JSONResponse:
+    metrics.WEBHOOKS.labels(event=event or "none", outcome=outcome).inc()
+    return JSONResponse(body, status_code=status)

@@ -1,0 +1,119 @@
+"""Re-run downstream CI when a maintainer clicks "Re-run" on a crcr check (SPEC §7).
+
+`check_run` `rerequested` re-runs the failed jobs of that check's downstream run;
+`check_suite` `rerequested` ("Re-run all checks") re-runs every distinct L3+ run in the
+suite. A run that is still going is left alone: GitHub answers "already running", which
+is what the maintainer wanted anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from crcr.github.client import GitHubClient, RerunOutcome
+from crcr.github.errors import GitHubError
+from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.checks.check_runs import DownstreamRun, downstream_run_of
+
+log = logging.getLogger(__name__)
+
+
+def runs_of_check_runs(check_runs: Iterable[Mapping[str, Any]]) -> list[DownstreamRun]:
+    """The distinct downstream runs behind crcr's check runs, in first-seen order."""
+    runs: dict[tuple[str, int], DownstreamRun] = {}
+    for check_run in check_runs:
+        run = downstream_run_of(str(check_run.get("name") or ""), check_run.get("external_id"))
+        if run is not None:
+            runs.setdefault((run.repo.lower(), run.run_id), run)
+    return list(runs.values())
+
+
+@dataclass(frozen=True)
+class RerunResult:
+    """What happened to one downstream run."""
+
+    run: DownstreamRun
+    outcome: RerunOutcome | None
+    error: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        """The webhook answer's entry for this run."""
+        shown: dict[str, Any] = {"repo": self.run.repo, "run_id": self.run.run_id}
+        if self.outcome is not None:
+            shown["outcome"] = self.outcome.value
+        if self.error is not None:
+            shown["error"] = self.error
+        return shown
+
+
+class Rerunner:
+    """Answers `check_run` / `check_suite` `rerequested` webhooks."""
+
+    def __init__(
+        self,
+        github: GitHubClient,
+        allowlist: Callable[[], Awaitable[Allowlist]],
+        upstream_repo: str,
+        *,
+        concurrency: int = 8,
+        max_retries: int = 1,
+    ) -> None:
+        self._github = github
+        self._allowlist = allowlist
+        self._upstream = upstream_repo
+        self._concurrency = concurrency
+        self._max_retries = max_retries
+
+    async def handle(self, event: str, payload: Mapping[str, Any]) -> tuple[int, dict[str, Any]]:
+        """Re-run what the event asks for; return the webhook's status and body.
+
+        502 only when every re-run failed (GitHub shows the delivery as failed, and
+        someone can redeliver it); runs that could not be found are reported, not raised.
+        """
+        if event == "check_run":
+            check_run = payload.get("check_run") or {}
+            runs = runs_of_check_runs([check_run])
+            rerun = self._github.rerun_failed_jobs
+        else:
+            suite_id = (payload.get("check_suite") or {}).get("id")
+            if not isinstance(suite_id, int):
+                return 400, {"error": "check_suite.id: required"}
+            try:
+                listed = await self._github.list_check_runs_in_suite(
+                    self._upstream, suite_id, max_retries=self._max_retries
+                )
+            except GitHubError as exc:
+                return 502, {"ok": False, "error": f"listing check suite {suite_id}: {exc}"}
+            runs = runs_of_check_runs(listed)
+            rerun = self._github.rerun_workflow
+        allowlist = await self._allowlist()
+        eligible = [run for run in runs if (allowlist.level_of(run.repo) or 0) >= Level.L3]
+        if not eligible:
+            return 200, {"ignored": True, "reason": "no crcr check run of an L3/L4 backend"}
+        results = await self._rerun_all(eligible, rerun)
+        started = [r.as_json() for r in results if r.outcome is RerunOutcome.STARTED]
+        running = [r.as_json() for r in results if r.outcome is RerunOutcome.ALREADY_RUNNING]
+        failed = [r.as_json() for r in results if r.outcome is None]
+        status = 502 if failed and not (started or running) else 200
+        body = {"ok": status == 200, "rerun": started, "already_running": running}
+        return status, {**body, "failed": failed}
+
+    async def _rerun_all(
+        self, runs: list[DownstreamRun], rerun: Callable[..., Awaitable[RerunOutcome]]
+    ) -> list[RerunResult]:
+        limit = asyncio.Semaphore(self._concurrency)
+
+        async def one(run: DownstreamRun) -> RerunResult:
+            async with limit:
+                try:
+                    outcome = await rerun(run.repo, run.run_id, max_retries=self._max_retries)
+                except GitHubError as exc:
+                    log.warning("re-run of %s run %s failed: %s", run.repo, run.run_id, exc)
+                    return RerunResult(run, None, str(exc))
+                return RerunResult(run, outcome)
+
+        return list(await asyncio.gather(*(one(run) for run in runs)))

@@ -1,0 +1,94 @@
+"""`crcr allowlist check FILE`: exit 0 with a summary, or exit 1 with every problem."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import typer
+from click.testing import Result
+from typer.testing import CliRunner
+
+from crcr.relay.allowlist import cli as allowlist_cli
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "allowlists"
+
+
+def crcr(*args: str) -> Result:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """crcr (test harness)."""
+
+    allowlist_cli.register(app)
+    return CliRunner().invoke(app, list(args))
+
+
+def test_a_valid_file_exits_0_with_a_summary_of_its_levels() -> None:
+    path = FIXTURES / "valid.yaml"
+
+    result = crcr("allowlist", "check", str(path))
+
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        f"{path}: valid allowlist, 10 repositories",
+        "  L1: 2 repositories",
+        "  L2: 3 repositories",
+        "  L3: 3 repositories (devices: xpu 1, npu 2)",
+        "  L4: 2 repositories",
+    ]
+
+
+def test_an_invalid_file_exits_1_listing_every_problem() -> None:
+    path = FIXTURES / "bad-duplicate-repo.yaml"
+
+    result = crcr("allowlist", "check", str(path))
+
+    assert result.exit_code == 1
+    assert result.stdout.splitlines() == [
+        f"{path}: invalid allowlist, 2 problems",
+        "  L3.xpu.Org1/Repo1: 'Org1/Repo1' is listed twice: also at L1[0]",
+        "  L4[1]: 'org4/critical' is listed twice: also at L4[0]",
+    ]
+
+
+@pytest.mark.parametrize("path", sorted(FIXTURES.glob("bad-*.yaml")), ids=lambda p: p.name)
+def test_every_bad_fixture_fails_the_check(path: Path) -> None:
+    result = crcr("allowlist", "check", str(path))
+
+    assert result.exit_code == 1
+    assert "invalid allowlist" in result.stdout
+
+
+def test_an_empty_file_is_a_valid_empty_allowlist(tmp_path: Path) -> None:
+    path = tmp_path / "allowlist.yml"
+    path.write_text("# no backends yet\n")
+
+    result = crcr("allowlist", "check", str(path))
+
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0] == (
+        f"{path}: valid allowlist, 0 repositories (empty: nothing is dispatched)"
+    )
+
+
+def test_the_references_buildkite_section_is_reported_as_unused(tmp_path: Path) -> None:
+    path = tmp_path / "allowlist.yml"
+    path.write_text("L2:\n  - vllm-project/vllm\nbuildkite_repos:\n  vllm/ci: vllm-project/vllm\n")
+
+    result = crcr("allowlist", "check", str(path))
+
+    assert result.exit_code == 0
+    assert "  L2: 1 repository" in result.stdout.splitlines()
+    assert result.stdout.splitlines()[-1] == (
+        "  buildkite_repos: 1 pipeline(s), not used: crcr maps Buildkite pipelines in"
+        " CRCR_OIDC_ISSUERS"
+    )
+
+
+def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    result = crcr("allowlist", "check", str(tmp_path / "missing.yml"))
+
+    assert result.exit_code == 2
+    assert "does not exist" in result.output

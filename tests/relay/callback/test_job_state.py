@@ -1,0 +1,91 @@
+"""The job state machine's table and verdicts, without any I/O (SPEC §5 step 7)."""
+
+from __future__ import annotations
+
+import pytest
+
+from crcr.relay.callback.job_state import (
+    JobKey,
+    JobState,
+    ReportedStatus,
+    Verdict,
+    allowed_from_for_store,
+    classify,
+    new_record,
+    timed_out_record,
+)
+from crcr.stores.state import JobRecord, Transition
+
+IN_PROGRESS, COMPLETED = ReportedStatus.IN_PROGRESS, ReportedStatus.COMPLETED
+
+
+def was(state: JobState, conclusion: str | None = None) -> Transition:
+    """The store's answer when the compare-and-set did not apply."""
+    return Transition(applied=False, previous=JobRecord(str(state), {"conclusion": conclusion}))
+
+
+def test_in_progress_may_only_start_a_job() -> None:
+    assert allowed_from_for_store(IN_PROGRESS) == {None}
+
+
+def test_completed_follows_in_progress_or_replaces_a_timeout() -> None:
+    assert allowed_from_for_store(COMPLETED) == {"IN_PROGRESS", "TIMED_OUT"}
+
+
+def test_a_transition_that_applied_is_accepted() -> None:
+    verdict = classify(COMPLETED, "success", Transition(applied=True, previous=None))
+
+    assert (verdict.verdict, verdict.http_status) == (Verdict.ACCEPTED, 200)
+
+
+@pytest.mark.parametrize(
+    ("status", "conclusion", "previous", "expected"),
+    [
+        (IN_PROGRESS, None, was(JobState.IN_PROGRESS), (Verdict.DUPLICATE, 200)),
+        (IN_PROGRESS, None, was(JobState.TIMED_OUT, "timed_out"), (Verdict.DUPLICATE, 200)),
+        (IN_PROGRESS, None, was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
+        (COMPLETED, "success", was(JobState.COMPLETED, "success"), (Verdict.DUPLICATE, 200)),
+        (COMPLETED, "failure", was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
+        (COMPLETED, "success", Transition(False, None), (Verdict.NOT_STARTED, 400)),
+    ],
+)
+def test_a_callback_that_did_not_apply_is_classified_by_what_was_there(
+    status: ReportedStatus,
+    conclusion: str | None,
+    previous: Transition,
+    expected: tuple[Verdict, int],
+) -> None:
+    verdict = classify(status, conclusion, previous)
+
+    assert (verdict.verdict, verdict.http_status) == expected
+    assert verdict.accepted is False
+
+
+def test_the_new_record_carries_the_target_state_and_the_data() -> None:
+    record = new_record(COMPLETED, {"conclusion": "success"})
+
+    assert record == JobRecord("COMPLETED", {"conclusion": "success"})
+
+
+def test_a_timeout_is_recorded_with_the_timed_out_conclusion() -> None:
+    record = timed_out_record({"timed_out_at": 5.0})
+
+    assert record.state == "TIMED_OUT"
+    assert record.data == {"timed_out_at": 5.0, "conclusion": "timed_out"}
+
+
+def test_a_new_run_attempt_is_a_new_job() -> None:
+    first = JobKey("d", "o/r", "1", "1", "test").as_store_key()
+    rerun = JobKey("d", "o/r", "1", "2", "test").as_store_key()
+
+    assert first != rerun
+
+
+def test_job_keys_cannot_collide_through_separators_and_ignore_repo_case() -> None:
+    one = JobKey("d", "o/r", "1", "1", "a:b").as_store_key()
+    other = JobKey("d", "o/r", "1", "1:a", "b").as_store_key()
+
+    assert one != other
+    assert JobKey("d", "Org/Repo", "1", "1", "j").as_store_key() == (
+        JobKey("d", "org/repo", "1", "1", "j").as_store_key()
+    )

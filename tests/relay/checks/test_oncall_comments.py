@@ -1,0 +1,80 @@
+"""The oncall comment as a value (SPEC §7): which jobs it lists, how it reads, how it is found.
+
+The scenario (a failure → one comment, a second failure → the same comment updated)
+is in test_check_publisher.py, over the real app.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from crcr.relay.checks.oncall_comments import (
+    FailingJob,
+    failing_jobs,
+    find_comment,
+    oncall_marker,
+    render_comment,
+)
+
+URL = "https://github.com/org/critical/actions/runs/9001"
+
+
+def summary(name: str, conclusion: str | None, attempt: str = "1") -> dict[str, Any]:
+    return {
+        "name": name,
+        "state": "COMPLETED" if conclusion else "IN_PROGRESS",
+        "conclusion": conclusion,
+        "run_id": "9001",
+        "run_attempt": attempt,
+        "run_url": URL,
+    }
+
+
+def test_failing_jobs_are_failures_and_timeouts_sorted_by_name() -> None:
+    summaries = {
+        "k1": summary("crcr/org/critical/ci/test", "failure"),
+        "k2": summary("crcr/org/critical/ci/build", "timed_out"),
+        "k3": summary("crcr/org/critical/ci/lint", "success"),
+        "k4": summary("crcr/org/critical/ci/docs", "cancelled"),
+        "k5": summary("crcr/org/critical/ci/slow", None),
+    }
+
+    assert failing_jobs(summaries) == [
+        FailingJob("crcr/org/critical/ci/build", "timed_out", "9001", URL),
+        FailingJob("crcr/org/critical/ci/test", "failure", "9001", URL),
+    ]
+
+
+def test_a_job_that_passed_on_a_rerun_no_longer_fails() -> None:
+    summaries = {
+        "attempt-2": summary("crcr/org/critical/ci/test", "success", attempt="2"),
+        "attempt-1": summary("crcr/org/critical/ci/test", "failure", attempt="1"),
+    }
+
+    assert failing_jobs(summaries) == []
+
+
+def test_the_comment_starts_with_the_marker_mentions_oncalls_and_lists_jobs() -> None:
+    jobs = [FailingJob("crcr/org/critical/ci/te|st", "failure", "9001", URL)]
+
+    body = render_comment("org/critical", ("oncall1", "oncall2"), "ab" * 20, jobs)
+
+    assert body.splitlines()[0] == "<!-- crcr-oncall:org/critical -->"
+    assert "@oncall1 @oncall2" in body
+    assert "ababababab" in body
+    assert f"| `crcr/org/critical/ci/te\\|st` | failure | [run 9001]({URL}) |" in body
+
+
+def test_only_a_bots_comment_with_the_marker_is_ours() -> None:
+    marker = oncall_marker("org/critical")
+    comments = [
+        {"id": 1, "body": f"{marker} pasted by a person", "user": {"type": "User"}},
+        {"id": 2, "body": oncall_marker("org/other"), "user": {"type": "Bot"}},
+        {"id": 3, "body": f"quoting\n{marker}", "user": {"type": "Bot"}},
+        {"id": 4, "body": f"{marker}\n### crcr", "user": {"type": "Bot"}},
+    ]
+
+    found = find_comment(comments, "org/critical")
+
+    assert found is not None and found["id"] == 4
+    assert find_comment(comments[:3], "org/critical") is None

@@ -1,0 +1,579 @@
+"""The sweeper: zombies become timed_out rows, queued deliveries are retried with
+backoff, custom queues get their handlers, and one instance leads at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio
+import typer
+from prometheus_client import REGISTRY
+from sqlalchemy import select
+from tests.relay import callback_harness as harness
+from tests.relay.callback_harness import L2_REPO, Relay, StoreOpener, callback_body
+from typer.testing import CliRunner
+
+from crcr.hud.db import create_results_engine
+from crcr.hud.models import Job
+from crcr.relay.callback.accept import COMPLETION_GRACE
+from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
+from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
+from crcr.relay.callback.job_state import JobKey, JobState
+from crcr.relay.callback.metrics import QUEUE_DEPTH
+from crcr.relay.sweeper import cli as sweep_cli
+from crcr.relay.sweeper.drain import Backoff
+from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.sweeper.overdue import FAILED_JOB_RETRY
+from crcr.relay.sweeper.report import SweepReport
+from crcr.relay.sweeper.sweeper import LOCK_NAME, Sweeper
+from crcr.stores.keys import RedisKeys
+from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.state import JobRecord, LeasedItem
+
+opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
+relay = harness.relay
+
+JOB = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
+
+
+async def start_job(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    assert (await relay.post(callback_body("d-1"))).status_code == 200
+
+
+async def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)
+
+
+# --- zombies -----------------------------------------------------------------------
+
+
+async def test_a_job_in_progress_past_the_timeout_becomes_a_timed_out_row(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 7)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert report.zombies_finalised == 1
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"]) == ("completed", "timed_out")
+    assert row["execution_time"] == relay.settings.zombie_timeout + 7
+    assert row["completed_at"].endswith("Z")
+    job = await relay.store.get_job(JOB)
+    assert job is not None and job.state == JobState.TIMED_OUT
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.TIMED_OUT
+    assert event.record is not None and event.record.context.head_sha == "a" * 40
+    assert (await relay.sweeper.sweep_once()).zombies_finalised == 0
+
+
+async def test_a_job_is_left_alone_until_its_deadline(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout - 1)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert report.zombies_finalised == 0
+    assert relay.hud.only_row()["status"] == "in_progress"
+
+
+async def test_a_completed_job_is_never_timed_out(relay: Relay) -> None:
+    await start_job(relay)
+    await relay.post(callback_body("d-1", "completed", "success"))
+    relay.clock.advance(relay.settings.zombie_timeout * 2)
+
+    report = await relay.sweeper.sweep_once()
+
+    assert (report.zombies_finalised, report.completions_redone) == (0, 0)
+    assert relay.hud.only_row()["conclusion"] == "success"
+    assert relay.hud.writes == 2
+    assert [e.source for e in relay.accepted] == ["callback", "callback"]
+
+
+async def job_state(relay: Relay) -> str | None:
+    job = await relay.store.get_job(JOB)
+    return None if job is None else job.state
+
+
+async def until_job_is(relay: Relay, state: JobState) -> None:
+    deadline = time.monotonic() + 5
+    while await job_state(relay) != state:
+        assert time.monotonic() < deadline, f"the job never became {state}"
+        await asyncio.sleep(0.01)
+
+
+def recorded(relay: Relay) -> AcceptedHook:
+    async def record(event: AcceptedCallback) -> None:
+        relay.accepted.append(event)
+
+    return record
+
+
+class LandingFirst(HudForwarder):
+    """The relay's forwarder, with something landing just before each body is queued.
+
+    The sweeper queues a job's timed_out row after reading the job and before its
+    transition: what lands here lands between the two.
+    """
+
+    def __init__(self, relay: Relay, lands: Callable[[], Awaitable[None]]) -> None:
+        super().__init__(
+            relay.deps.forwarder.transport, relay.store, timeout=relay.settings.hud_timeout
+        )
+        self._lands = lands
+
+    async def enqueue(
+        self,
+        body: Mapping[str, Any],
+        *,
+        expect: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
+    ) -> bool:
+        await self._lands()
+        return await super().enqueue(body, expect=expect, item_id=item_id)
+
+
+async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_its_grace(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(30)
+    relay.hud.delay = 60.0  # the HUD write is under way when the process dies
+    completing = asyncio.create_task(relay.post(callback_body("d-1", "completed", "success")))
+    await until_job_is(relay, JobState.COMPLETED)
+    completing.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await completing
+    relay.hud.delay = 0.0
+    retry = await relay.post(callback_body("d-1", "completed", "success"))
+    assert retry.json() == {"status": "duplicate"}  # the reporter's retry cannot do it
+    assert relay.hud.only_row()["status"] == "in_progress"
+
+    relay.clock.advance(COMPLETION_GRACE - 1)
+    assert (await relay.sweeper.sweep_once()).completions_redone == 0
+    relay.clock.advance(2)
+    report = await relay.sweeper.sweep_once()
+
+    assert (report.completions_redone, report.zombies_finalised) == (1, 0)
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"], row["execution_time"]) == ("completed", "success", 30)
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.COMPLETED and event.job_key == JOB
+    assert (await relay.sweeper.sweep_once()).completions_redone == 0
+
+
+async def test_a_completion_landing_while_the_sweeper_times_the_job_out_keeps_its_safety_net(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.delay = 60.0  # the completing relay is still writing the HUD row...
+    completing: list[asyncio.Task[object]] = []
+
+    async def completion_lands() -> None:
+        completing.append(
+            asyncio.create_task(relay.post(callback_body("d-1", "completed", "success")))
+        )
+        await until_job_is(relay, JobState.COMPLETED)
+
+    sweeper = Sweeper(
+        relay.store,
+        LandingFirst(relay, completion_lands),
+        relay.settings,
+        clock=relay.clock,
+        on_finalised=[recorded(relay)],
+    )
+    first = await sweeper.sweep_once()
+    (task,) = completing
+    task.cancel()  # ...when it dies
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    relay.hud.delay = 0.0
+
+    second = await sweeper.sweep_once()
+
+    assert (first.zombies_finalised, first.completions_redone) == (0, 0)
+    assert (second.zombies_finalised, second.completions_redone) == (0, 1)
+    row = relay.hud.only_row()
+    assert (row["status"], row["conclusion"]) == ("completed", "success")
+    (event,) = [e for e in relay.accepted if e.source == "sweeper"]
+    assert event.state is JobState.COMPLETED
+    assert await relay.store.overdue(relay.clock() + COMPLETION_GRACE) == []
+
+
+async def track_in_progress(relay: Relay, name: str, data: Mapping[str, Any]) -> str:
+    """An in-progress job on the deadline list, due a second from now (before `start_job`'s)."""
+    key = JobKey("d-0", L2_REPO, "9000", "1", name).as_store_key()
+    new = JobRecord(str(JobState.IN_PROGRESS), {"in_progress_at": relay.clock(), **data})
+    await relay.store.transition_job(key, allowed_from={None}, new=new, ttl=3600)
+    await relay.store.track_deadline(key, relay.clock() + 1)
+    return key
+
+
+async def corrupt_job(opener: StoreOpener, key: str) -> None:
+    """Overwrite part of a job record with text no JSON decoder accepts, behind the store."""
+    if opener.kind == "sqlite":
+        with contextlib.closing(sqlite3.connect(opener.path)) as db, db:
+            db.execute(
+                "UPDATE records SET value = '{not json' WHERE kind = 'job' AND key = ?", (key,)
+            )
+        return
+    assert opener.redis_url is not None
+    client = redis.asyncio.Redis.from_url(opener.redis_url)
+    try:
+        await client.hset(RedisKeys(opener.prefix).job(key), "d:record", "{not json")
+    finally:
+        await client.aclose()
+
+
+def failures_counted() -> float:
+    return REGISTRY.get_sample_value("crcr_sweeper_job_failures_total") or 0.0
+
+
+async def test_jobs_the_sweeper_cannot_read_are_logged_and_retried_later_and_the_pass_goes_on(
+    relay: Relay, opener: StoreOpener, caplog: pytest.LogCaptureFixture
+) -> None:
+    old_format = await track_in_progress(relay, "old", {"record": {"delivery_id": "d-0"}})
+    undecodable = await track_in_progress(relay, "corrupt", {"record": {}})
+    await corrupt_job(opener, undecodable)
+    with pytest.raises(ValueError):
+        await relay.store.get_job(undecodable)
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    counted = failures_counted()
+
+    report = await relay.sweeper.sweep_once()
+
+    assert (report.jobs_failed, report.zombies_finalised) == (2, 1)
+    assert failures_counted() == counted + 2
+    assert report.handled[HUD_QUEUE] == {"done": 1}  # the zombie's timed_out row, delivered
+    assert relay.hud.only_row()["conclusion"] == "timed_out"
+    logged = [r.getMessage() for r in caplog.records if r.name == "crcr.relay.sweeper.overdue"]
+    assert any(old_format in message for message in logged)
+    assert any(undecodable in message for message in logged)
+    # Not every pass: each is tried again once FAILED_JOB_RETRY has passed.
+    assert (await relay.sweeper.sweep_once()).jobs_failed == 0
+    relay.clock.advance(FAILED_JOB_RETRY)
+    assert (await relay.sweeper.sweep_once()).jobs_failed == 2
+
+
+async def test_a_timeout_row_queued_while_the_hud_is_down_yields_to_the_late_truth(
+    relay: Relay,
+) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.down = True
+    assert (await relay.sweeper.sweep_once()).zombies_finalised == 1
+    relay.hud.down = False
+    late = await relay.post(callback_body("d-1", "completed", "success"))
+
+    report = await relay.sweeper.sweep_once()
+
+    assert late.status_code == 200
+    assert report.handled[HUD_QUEUE] == {"done": 1}  # acknowledged unsent: stale
+    assert relay.hud.only_row()["conclusion"] == "success"
+
+
+async def test_a_timeout_row_reaches_the_hud_once_it_is_back(relay: Relay) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    relay.hud.down = True
+    await relay.sweeper.sweep_once()
+    assert relay.hud.only_row()["status"] == "in_progress"
+    relay.hud.down = False
+
+    await relay.sweeper.sweep_once()
+
+    assert relay.hud.only_row()["conclusion"] == "timed_out"
+    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
+
+
+# --- queues --------------------------------------------------------------------------
+
+
+def test_backoff_doubles_up_to_the_cap_and_jitters_down_to_half() -> None:
+    top = Backoff(base=2.0, cap=10.0, random=lambda: 1.0)
+    bottom = Backoff(base=2.0, cap=10.0, random=lambda: 0.0)
+
+    assert [top.delay(n) for n in range(4)] == [2.0, 4.0, 8.0, 10.0]
+    assert [bottom.delay(n) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
+    assert top.delay(10_000) == 10.0
+
+
+async def test_other_queues_are_drained_by_their_own_handlers(relay: Relay) -> None:
+    seen: list[tuple[str, int]] = []
+    answers = {"a": [HandlerResult.RETRY, HandlerResult.DONE], "b": [HandlerResult.DROP]}
+
+    async def dispatch_handler(item: LeasedItem) -> HandlerResult:
+        seen.append((item.item_id, item.attempts))
+        return answers[item.item_id].pop(0)
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        queue_handlers={"dispatch": dispatch_handler},
+        backoff=Backoff(base=0.0),
+    )
+    await relay.store.enqueue("dispatch", "a", {"repo": "org2/l2-backend"})
+    await relay.store.enqueue("dispatch", "b", {"repo": "org4/critical"})
+
+    first = await sweeper.sweep_once()
+    second = await sweeper.sweep_once()
+
+    assert first.handled["dispatch"] == {"retry": 1, "drop": 1}
+    assert second.handled["dispatch"] == {"done": 1}
+    assert sorted(seen) == [("a", 0), ("a", 1), ("b", 0)]
+    assert (await relay.store.queue_stats("dispatch")).depth == 0
+
+
+async def test_a_handler_that_raises_is_retried_later(relay: Relay) -> None:
+    async def broken(item: LeasedItem) -> HandlerResult:
+        raise RuntimeError("boom")
+
+    sweeper = Sweeper(
+        relay.store, relay.deps.forwarder, relay.settings, queue_handlers={"dispatch": broken}
+    )
+    await relay.store.enqueue("dispatch", "a", {})
+
+    report = await sweeper.sweep_once()
+
+    assert report.handled["dispatch"] == {"retry": 1}
+    assert (await relay.store.queue_stats("dispatch")).depth == 1
+    assert await relay.store.lease("dispatch", lease_seconds=5) == []  # backing off
+
+
+async def test_queue_depth_and_age_are_exported(relay: Relay) -> None:
+    relay.hud.down = True
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+
+    await relay.sweeper.sweep_once()
+
+    assert REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1.0
+    age = REGISTRY.get_sample_value("crcr_queue_oldest_age_seconds", {"queue": HUD_QUEUE})
+    assert age is not None and age >= 0.0
+
+
+async def test_an_instance_that_does_not_lead_still_exports_the_queue_gauges(
+    relay: Relay,
+) -> None:
+    relay.hud.down = True
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+    relay.hud.down = False  # a leader would now deliver the queued row
+    assert await relay.store.acquire_lock(LOCK_NAME, "the-leader", 60)
+    follower = Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id="f")
+    QUEUE_DEPTH.labels(queue=HUD_QUEUE).set(-1)  # what another pass left behind
+    stop = asyncio.Event()
+    task = asyncio.create_task(follower.run(stop, interval=0.05))
+    try:
+        await wait_for(
+            lambda: REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1
+        )
+    finally:
+        stop.set()
+        await task
+    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 1  # delivering is the leader's
+
+
+# --- leadership ------------------------------------------------------------------------
+
+
+def counting(sweeper: Sweeper, counts: dict[str, int]) -> None:
+    """Count the passes `sweeper` makes as the leader."""
+    original = sweeper.sweep_as_leader
+
+    async def sweep_as_leader(lock_ttl: float) -> SweepReport | None:
+        report = await original(lock_ttl)
+        if report is not None:
+            counts[sweeper.instance_id] = counts.get(sweeper.instance_id, 0) + 1
+        return report
+
+    sweeper.sweep_as_leader = sweep_as_leader  # type: ignore[method-assign]
+
+
+async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay) -> None:
+    counts: dict[str, int] = {}
+    instances = [
+        Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id=name)
+        for name in ("a", "b")
+    ]
+    for sweeper in instances:
+        counting(sweeper, counts)
+    stops = [asyncio.Event(), asyncio.Event()]
+    tasks = [
+        asyncio.create_task(s.run(stop, interval=0.05))
+        for s, stop in zip(instances, stops, strict=True)
+    ]
+
+    await wait_for(lambda: sum(counts.values()) >= 4)
+    assert len(counts) == 1
+    (leader,) = counts
+    follower = "b" if leader == "a" else "a"
+    index = "ab".index(leader)
+    stops[index].set()
+    await tasks[index]
+    await wait_for(lambda: counts.get(follower, 0) >= 1)
+
+    stops[1 - index].set()
+    await tasks[1 - index]
+
+
+def taking(relay: Relay, seconds: float, handled: list[str]) -> QueueHandler:
+    """A handler that takes `seconds` of the relay's clock per item, as a hanging HUD does."""
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        handled.append(item.item_id)
+        relay.clock.advance(seconds)
+        return HandlerResult.DONE
+
+    return handle
+
+
+async def enqueue(relay: Relay, queue: str, count: int) -> None:
+    for n in range(count):
+        await relay.store.enqueue(queue, f"{queue}-{n}", {})
+
+
+async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_the_others(
+    relay: Relay,
+) -> None:
+    hanging: list[str] = []
+    quick: list[str] = []
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        clock=relay.clock,
+        queue_handlers={"dispatch": taking(relay, 5.0, hanging), "checks": taking(relay, 0, quick)},
+        lease_seconds=60,
+    )
+    await enqueue(relay, "dispatch", 20)
+    await enqueue(relay, "checks", 3)
+    started = relay.clock()
+
+    report = await sweeper.sweep_once()
+
+    assert relay.clock() - started <= 30  # every item was started within half its lease
+    assert report.cut_short == "out of time"
+    assert len(hanging) == 3  # half of the 30 s the empty steps before it left: 15 s
+    assert report.handled["checks"] == {"done": 3}  # what the hanging queue left them
+    assert (await relay.store.queue_stats("dispatch")).depth == 17
+    # The rest stay leased, to no one else, until their lease ends and the next pass.
+    assert await relay.store.lease("dispatch", lease_seconds=60) == []
+
+
+async def test_a_leaders_pass_ends_within_half_its_lock(relay: Relay) -> None:
+    handled: list[str] = []
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        clock=relay.clock,
+        queue_handlers={"dispatch": taking(relay, 5.0, handled)},
+        lease_seconds=60,
+    )
+    await enqueue(relay, "dispatch", 5)
+    started = relay.clock()
+
+    report = await sweeper.sweep_as_leader(lock_ttl=20)
+
+    assert report is not None and report.cut_short == "out of time"
+    assert relay.clock() - started <= 10
+    assert len(handled) == 2
+
+
+async def test_a_leader_that_lost_the_lock_stops_before_its_next_item(relay: Relay) -> None:
+    handled: list[str] = []
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        handled.append(item.item_id)
+        if len(handled) == 2:  # the lock lapsed (a stalled process), and "b" took it
+            await relay.store.release_lock(LOCK_NAME, "a")
+            assert await relay.store.acquire_lock(LOCK_NAME, "b", 60)
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        instance_id="a",
+        queue_handlers={"dispatch": handle},
+    )
+    await enqueue(relay, "dispatch", 5)
+
+    report = await sweeper.sweep_as_leader(lock_ttl=60)
+
+    assert report is not None and report.cut_short == "lost the leader lock"
+    assert len(handled) == 2
+    assert report.handled["dispatch"] == {"done": 2}
+    assert not await relay.store.acquire_lock(LOCK_NAME, "a", 60)  # "b" still leads
+    assert await sweeper.sweep_as_leader(lock_ttl=60) is None
+
+
+# --- crcr sweep ------------------------------------------------------------------------
+
+
+def test_crcr_sweep_says_what_it_left_for_the_next_pass() -> None:
+    report = SweepReport(jobs_failed=2, cut_short="out of time")
+
+    lines = sweep_cli.describe(report).splitlines()
+
+    assert "overdue jobs that failed (logged, tried again later): 2" in lines
+    assert lines[-1] == "cut short (out of time): the rest waits for the next pass"
+
+
+@pytest.fixture
+def cli() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def main() -> None:
+        """Test entry point."""
+
+    sweep_cli.register(app)
+    return app
+
+
+def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
+    from tests.relay.callback.test_hud_forwarder import hud_body
+
+    async def queue_one() -> None:
+        store = await SqliteStateStore.open(tmp_path / "state.db")
+        await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
+        await store.close()
+
+    asyncio.run(queue_one())
+
+    from crcr.sandbox.github_identity import SandboxApp
+
+    allowlist = tmp_path / "allowlist.yaml"
+    allowlist.write_text("L2:\n  - org/repo\n")
+    app_identity = SandboxApp.generate()
+    env = {
+        "CRCR_DATA_DIR": str(tmp_path),
+        "CRCR_ALLOWLIST": str(allowlist),
+        "CRCR_GITHUB_APP_ID": str(app_identity.app_id),
+        "CRCR_GITHUB_APP_PRIVATE_KEY": app_identity.private_key_pem,
+    }
+    result = CliRunner().invoke(cli, ["sweep"], env=env)
+
+    assert result.exit_code == 0, result.output
+    assert "queue hud: done 1" in result.output
+    engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
+    with engine.connect() as connection:
+        rows = connection.execute(select(Job.status, Job.head_sha)).all()
+    engine.dispose()
+    assert [tuple(row) for row in rows] == [("in_progress", "a" * 40)]

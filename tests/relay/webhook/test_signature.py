@@ -1,0 +1,33 @@
+"""The webhook signature: present, well-formed and matching, or refused."""
+
+import pytest
+
+from crcr.relay.webhook.signature import (
+    SignatureMismatch,
+    SignatureMissing,
+    sign_body,
+    verify_signature,
+)
+
+SECRET = b"It's a Secret to Everybody"
+BODY = b"Hello, World!"
+
+
+def test_githubs_documented_example_signature_is_accepted() -> None:
+    # The example from GitHub's "Validating webhook deliveries" documentation.
+    expected = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+    assert sign_body(SECRET, BODY) == expected
+    verify_signature(SECRET, BODY, expected)
+
+
+@pytest.mark.parametrize("header", [None, "", "sha1=abc", "757107ea"])
+def test_a_missing_or_malformed_header_is_missing(header: str | None) -> None:
+    with pytest.raises(SignatureMissing):
+        verify_signature(SECRET, BODY, header)
+
+
+def test_a_signature_of_another_body_or_secret_is_a_mismatch() -> None:
+    with pytest.raises(SignatureMismatch):
+        verify_signature(SECRET, BODY + b" ", sign_body(SECRET, BODY))
+    with pytest.raises(SignatureMismatch):
+        verify_signature(b"other", BODY, sign_body(SECRET, BODY))
