@@ -1,0 +1,37 @@
+"""How the Redis store's scripts take values: records as hashes of JSON fields, times in µs/ms."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from crcr.stores.keys import QUEUE_TTL_SECONDS, decode, encode
+
+# Records are hashes of JSON values so that a merge is an HSET of the changed fields,
+# with no JSON handling in Lua (cjson rounds numbers to 14 digits).
+_DATA = "d:"
+EXISTS_FIELD = "~"
+QUEUE_TTL_MS = QUEUE_TTL_SECONDS * 1000
+
+
+def microseconds(seconds: float) -> int:
+    """Whole microseconds of a duration, never negative."""
+    return max(0, round(seconds * 1_000_000))
+
+
+def data_fields(data: Mapping[str, Any]) -> list[str]:
+    """A record's data as the flat field/value list of an HSET."""
+    fields: list[str] = []
+    for name, value in data.items():
+        fields += [_DATA + name, encode(value)]
+    return fields
+
+
+def data_of(fields: Mapping[str, str]) -> dict[str, Any]:
+    """The data kept in a record's hash (its other fields, such as `state`, left out)."""
+    return {k.removeprefix(_DATA): decode(v) for k, v in fields.items() if k.startswith(_DATA)}
+
+
+def as_dict(flat: Sequence[str]) -> dict[str, str]:
+    """A flat [field, value, ...] reply (HGETALL inside Lua) as a dict."""
+    return dict(zip(flat[::2], flat[1::2], strict=True))

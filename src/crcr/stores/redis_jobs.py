@@ -1,0 +1,113 @@
+"""The Redis store's job state machine: compare-and-set transitions by script (SPEC §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+
+from crcr.stores import redis_scripts as lua
+from crcr.stores.keys import ttl_milliseconds
+from crcr.stores.redis_batching import Command
+from crcr.stores.redis_deadlines import RedisDeadlines
+from crcr.stores.redis_encoding import QUEUE_TTL_MS, as_dict, data_fields, data_of
+from crcr.stores.redis_errors import unavailable_on_error
+from crcr.stores.state import JobRecord, Transition
+
+
+def _transition_args(
+    allowed_from: Collection[str | None], new: JobRecord, ttl: int
+) -> list[str | int]:
+    """TRANSITION_JOB's ARGV: ttl, whether "no record" is allowed, the allowed states, the new."""
+    states = [state for state in allowed_from if state is not None]
+    return [
+        ttl_milliseconds(ttl),
+        "1" if None in allowed_from else "0",
+        len(states),
+        *states,
+        new.state,
+        *data_fields(new.data),
+    ]
+
+
+class RedisJobs(RedisDeadlines):
+    """Job records as hashes; a transition may move the job's deadline in the same trip."""
+
+    async def transition_job(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+    ) -> Transition:
+        args = _transition_args(allowed_from, new, ttl)
+        applied, previous = await self._run(lua.TRANSITION_JOB, [self._keys.job(job_key)], args)
+        return Transition(applied=bool(applied), previous=_job_record(as_dict(previous)))
+
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        """The transition and the deadline change pipelined: one round trip, not two.
+
+        They cannot share a script (the deadlines set lives in another Cluster slot), so
+        the deadline change is sent whatever the outcome, in a form that is harmless when
+        the transition does not apply: a tracked job's deadline only moves earlier
+        (`ZADD LT`, so a duplicate keeps the first deadline), and an entry added for a
+        job found in another state is taken back at once. One found in the new state is
+        left tracked: an identical transition applied concurrently may have sent its
+        deadline after this one. (A repeat that comes after the job left the list
+        therefore tracks it again, and the sweeper visits it once more.)
+        """
+        args = _transition_args(allowed_from, new, ttl)
+        deadlines = self._keys.deadlines()
+        track: list[Command] = (
+            [("ZREM", deadlines, job_key)]
+            if deadline is None
+            else [
+                ("ZADD", deadlines, "LT", deadline, job_key),
+                ("PEXPIRE", deadlines, QUEUE_TTL_MS),
+            ]
+        )
+        reply, tracked, *_ = await self._run_with(
+            lua.TRANSITION_JOB, [self._keys.job(job_key)], args, then=track
+        )
+        applied, previous = reply
+        transition = Transition(applied=bool(applied), previous=_job_record(as_dict(previous)))
+        stale = deadline is not None and not transition.applied and tracked
+        if stale and (transition.previous is None or transition.previous.state != new.state):
+            await self.untrack_deadline(job_key)
+        return transition
+
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        ttl_ms = ttl_milliseconds(ttl)
+        tracked = "" if deadline is None else repr(float(deadline))
+        args: list[str | int] = [expected_state, job_key, tracked, QUEUE_TTL_MS]
+        if previous is not None:
+            args += [ttl_ms, previous.state, *data_fields(previous.data)]
+        keys = [self._keys.job(job_key), self._keys.deadlines()]
+        return bool(await self._run(lua.RESTORE_JOB, keys, args))
+
+    async def get_job(self, job_key: str) -> JobRecord | None:
+        with unavailable_on_error():
+            fields: dict[str, str] = await self._client.hgetall(  # type: ignore[assignment]
+                self._keys.job(job_key)
+            )
+        return _job_record(fields)
+
+
+def _job_record(fields: Mapping[str, str]) -> JobRecord | None:
+    state = fields.get("state")
+    return None if state is None else JobRecord(state=state, data=data_of(fields))

@@ -1,0 +1,42 @@
+"""The Redis store's sliding-window rate limiter (SPEC §5 step 3)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from typing import Any
+
+from crcr.stores import redis_scripts as lua
+from crcr.stores.redis_base import RedisStoreBase
+from crcr.stores.redis_encoding import data_of, microseconds
+from crcr.stores.state import RateDecision
+
+
+def _rate_args(limit: int, window_seconds: float) -> list[str | int]:
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, got {limit}")
+    return [limit, max(1, microseconds(window_seconds)), uuid.uuid4().hex]
+
+
+def _rate_decision(reply: Sequence[Any]) -> RateDecision:
+    allowed, remaining, retry_after = reply
+    return RateDecision(bool(allowed), int(remaining), int(retry_after))
+
+
+class RedisRateLimit(RedisStoreBase):
+    """Each key's hits in a sorted set, counted and trimmed by one script."""
+
+    async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
+        args = _rate_args(limit, window_seconds)
+        reply = await self._run(lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args)
+        return _rate_decision(reply)
+
+    async def hit_rate_limit_and_get_dispatch(
+        self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
+    ) -> tuple[RateDecision, dict[str, Any] | None]:
+        args = _rate_args(limit, window_seconds)
+        dispatch = ("HGETALL", self._keys.dispatch(delivery_id, repo))
+        reply, fields = await self._run_with(
+            lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args, then=[dispatch]
+        )
+        return _rate_decision(reply), (data_of(fields) if fields else None)

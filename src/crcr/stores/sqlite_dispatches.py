@@ -1,0 +1,77 @@
+"""The SQLite store's idempotency claims and dispatch records (SPEC §4)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Mapping
+from typing import Any
+
+from crcr.stores.keys import compose, decode_mapping, encode, merged
+from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
+
+
+def _merge_dispatch(
+    conn: sqlite3.Connection, key: str, changes: Mapping[str, Any], expires_at: float, now: float
+) -> bool:
+    current = live_value(conn, "dispatch", key, now)
+    if current is None:
+        return False
+    put_value(conn, "dispatch", key, encode(merged(decode_mapping(current), changes)), expires_at)
+    return True
+
+
+class SqliteDispatches(SqliteStoreBase):
+    """Claims and dispatch records as rows of `records`, a record's JSON merged in Python."""
+
+    async def claim_once(self, key: str, ttl: int) -> bool:
+        def claim(conn: sqlite3.Connection, now: float) -> bool:
+            if live_value(conn, "claim", key, now) is not None:
+                return False
+            put_value(conn, "claim", key, "1", now + ttl_seconds(ttl))
+            return True
+
+        return await self._db.write(claim)
+
+    async def put_dispatch(
+        self, delivery_id: str, repo: str, record: Mapping[str, Any], ttl: int
+    ) -> bool:
+        return repo in await self.put_dispatches(delivery_id, {repo: record}, ttl)
+
+    async def update_dispatch(
+        self, delivery_id: str, repo: str, changes: Mapping[str, Any], ttl: int
+    ) -> bool:
+        key = compose(delivery_id, repo)
+
+        def update(conn: sqlite3.Connection, now: float) -> bool:
+            return _merge_dispatch(conn, key, changes, now + ttl_seconds(ttl), now)
+
+        return await self._db.write(update)
+
+    async def put_dispatches(
+        self, delivery_id: str, records: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> set[str]:
+        def create(conn: sqlite3.Connection, now: float) -> set[str]:
+            created = set()
+            for repo, record in records.items():
+                key = compose(delivery_id, repo)
+                if live_value(conn, "dispatch", key, now) is None:
+                    put_value(conn, "dispatch", key, encode(dict(record)), now + ttl_seconds(ttl))
+                    created.add(repo)
+            return created
+
+        return await self._db.write(create)
+
+    async def update_dispatches(
+        self, delivery_id: str, changes: Mapping[str, Mapping[str, Any]], ttl: int
+    ) -> None:
+        def update(conn: sqlite3.Connection, now: float) -> None:
+            for repo, change in changes.items():
+                key = compose(delivery_id, repo)
+                _merge_dispatch(conn, key, change, now + ttl_seconds(ttl), now)
+
+        await self._db.write(update)
+
+    async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
+        key = compose(delivery_id, repo)
+        value = await self._db.read(lambda conn, now: live_value(conn, "dispatch", key, now))
+        return None if value is None else decode_mapping(value)

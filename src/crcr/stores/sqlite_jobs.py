@@ -1,0 +1,108 @@
+"""The SQLite store's job state machine: compare-and-set in one transaction (SPEC §5)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Collection
+
+from crcr.stores.keys import decode_mapping, encode, merged
+from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite_deadlines import track, untrack
+from crcr.stores.state import JobRecord, Transition
+
+
+def _job(value: str | None) -> JobRecord | None:
+    if value is None:
+        return None
+    stored = decode_mapping(value)
+    return JobRecord(state=stored["state"], data=stored["data"])
+
+
+def _transition(
+    job_key: str, allowed_from: Collection[str | None], new: JobRecord, ttl: int
+) -> Callable[[sqlite3.Connection, float], Transition]:
+    """The compare-and-set of `transition_job`, as a write for `SqliteDatabase`."""
+    expires_in = ttl_seconds(ttl)
+
+    def transition(conn: sqlite3.Connection, now: float) -> Transition:
+        previous = _job(live_value(conn, "job", job_key, now))
+        if (previous.state if previous else None) not in allowed_from:
+            return Transition(applied=False, previous=previous)
+        data = merged(previous.data if previous else {}, new.data)
+        stored = encode({"state": new.state, "data": data})
+        put_value(conn, "job", job_key, stored, now + expires_in)
+        return Transition(applied=True, previous=previous)
+
+    return transition
+
+
+class SqliteJobs(SqliteStoreBase):
+    """Job records as rows of `records`; a transition moves the deadline in its transaction."""
+
+    async def transition_job(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+    ) -> Transition:
+        return await self._db.write(_transition(job_key, allowed_from, new, ttl))
+
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        transition = _transition(job_key, allowed_from, new, ttl)
+
+        def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
+            outcome = transition(conn, now)
+            if outcome.applied and deadline is None:
+                untrack(conn, job_key)
+            elif outcome.applied:
+                conn.execute(
+                    "INSERT INTO deadlines (job_key, deadline) VALUES (?, ?) ON CONFLICT"
+                    " (job_key) DO UPDATE SET deadline = MIN(deadline, excluded.deadline)",
+                    (job_key, deadline),
+                )
+            return outcome
+
+        return await self._db.write(with_deadline)
+
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        expires_in = ttl_seconds(ttl)
+        restored = None
+        if previous is not None:
+            restored = encode({"state": previous.state, "data": dict(previous.data)})
+
+        def restore(conn: sqlite3.Connection, now: float) -> bool:
+            current = _job(live_value(conn, "job", job_key, now))
+            if current is None or current.state != expected_state:
+                return False
+            if restored is None:
+                conn.execute("DELETE FROM records WHERE kind = 'job' AND key = ?", (job_key,))
+            else:
+                put_value(conn, "job", job_key, restored, now + expires_in)
+            if deadline is None:
+                untrack(conn, job_key)
+            else:
+                track(conn, job_key, deadline)
+            return True
+
+        return await self._db.write(restore)
+
+    async def get_job(self, job_key: str) -> JobRecord | None:
+        return _job(await self._db.read(lambda conn, now: live_value(conn, "job", job_key, now)))
