@@ -45,7 +45,7 @@ from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_
 from bench.serving import serve_in_thread
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
-from crcr.stores.redis_state import RedisStateStore
+from crcr.stores.redis.state import RedisStateStore
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 AUDIENCE = "pytorch-cross-repo-ci-relay"

@@ -15,8 +15,8 @@ import time
 import uuid
 from pathlib import Path
 
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import JobRecord, StateStore, StateStoreUnavailable
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/15"

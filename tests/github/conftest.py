@@ -15,7 +15,7 @@ from crcr.github.client import GitHubClient
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 BASE = "http://github.sandbox"

@@ -22,8 +22,8 @@ from crcr.oidc import KeysUnavailable, OidcVerifier, TokenRejected, VerifiedIden
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.settings import OidcIssuer, Settings
 from crcr.stores.factory import open_state_store
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 GITHUB_URL = "http://sandbox.test/oidc"

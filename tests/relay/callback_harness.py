@@ -37,8 +37,8 @@ from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.settings import OidcIssuer, Settings
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 SANDBOX_API = "http://github.sandbox"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 

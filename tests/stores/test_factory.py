@@ -8,8 +8,8 @@ import pytest
 
 from crcr.settings import Settings
 from crcr.stores.factory import open_state_store
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 
 
 async def test_without_a_redis_url_the_state_lives_in_sqlite_in_the_data_dir(

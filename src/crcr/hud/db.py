@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
-from crcr.stores.sqlite_write_lock import SqliteWriteLock
+from crcr.stores.sqlite.write_lock import SqliteWriteLock
 
 # Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
 # when several instances start at once.

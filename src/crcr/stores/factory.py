@@ -13,11 +13,11 @@ async def open_state_store(settings: Settings) -> StateStore:
     it on `/readyz`; SQLite creates its data directory and schema now.
     """
     if settings.redis_url:
-        from crcr.stores.redis_state import RedisStateStore
+        from crcr.stores.redis.state import RedisStateStore
 
         return RedisStateStore.from_url(settings.redis_url)
 
-    from crcr.stores.sqlite_state import SqliteStateStore
+    from crcr.stores.sqlite.state import SqliteStateStore
 
     path = settings.state_database_path
     try:

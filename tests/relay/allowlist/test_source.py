@@ -29,8 +29,8 @@ from crcr.relay.allowlist.source import (
     AllowlistUnavailable,
 )
 from crcr.settings import Settings, SettingsError
-from crcr.stores.redis_state import RedisStateStore
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "allowlists"

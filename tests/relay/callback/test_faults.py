@@ -29,7 +29,7 @@ from crcr.relay.callback.deps import AcceptedCallback
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE
 from crcr.relay.callback.job_state import JobKey, JobState
 from crcr.sandbox.oidc_issuer import SandboxIssuer
-from crcr.stores.redis_state import RedisStateStore
+from crcr.stores.redis.state import RedisStateStore
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
 relay = harness.relay

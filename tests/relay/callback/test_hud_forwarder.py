@@ -30,7 +30,7 @@ from crcr.relay.callback.hud_forwarder import (
     forwarder_from_settings,
 )
 from crcr.settings import Settings
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 URL = "http://hud.test/api/crcr/results"

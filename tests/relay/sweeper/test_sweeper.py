@@ -35,7 +35,7 @@ from crcr.relay.sweeper.overdue import FAILED_JOB_RETRY
 from crcr.relay.sweeper.report import SweepReport
 from crcr.relay.sweeper.sweeper import LOCK_NAME, Sweeper
 from crcr.stores.keys import RedisKeys
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import JobRecord, LeasedItem
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer

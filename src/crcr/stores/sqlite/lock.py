@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
 class SqliteLock(SqliteStoreBase):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from crcr.stores.sqlite_base import SqliteStoreBase
+from crcr.stores.sqlite.base import SqliteStoreBase
 
 
 def track(conn: sqlite3.Connection, job_key: str, deadline: float) -> None:

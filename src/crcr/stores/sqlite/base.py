@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Self
 
 from crcr.stores.keys import ttl_milliseconds
-from crcr.stores.sqlite_db import SqliteDatabase
+from crcr.stores.sqlite.db import SqliteDatabase
 
 _UPSERT = """
 INSERT INTO records (kind, key, value, expires_at) VALUES (?, ?, ?, ?)

@@ -12,7 +12,7 @@ from redis._parsers.hiredis import _AsyncHiredisParser
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from crcr.stores.redis_errors import is_unavailable, raise_failed
+from crcr.stores.redis.errors import is_unavailable, raise_failed
 from crcr.stores.state import StateStoreUnavailable
 
 SCRIPT = "script: 03c387736bb5cc009ff35151572cee04677aa374, on @user_script:1."

@@ -18,7 +18,7 @@ from redis.cluster import key_slot
 from redis.exceptions import ResponseError
 
 from crcr.stores.keys import RedisKeys
-from crcr.stores.redis_state import RedisStateStore
+from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.state import JobRecord, StateStoreUnavailable
 
 

@@ -12,9 +12,9 @@ from redis.commands.core import AsyncScript
 from redis.exceptions import NoScriptError
 
 from crcr.stores.keys import DEFAULT_PREFIX, RedisKeys
-from crcr.stores.redis_batching import Command, CommandBatcher
-from crcr.stores.redis_errors import raise_failed, unavailable_on_error
-from crcr.stores.redis_packing import pack_with_hiredis
+from crcr.stores.redis.batching import Command, CommandBatcher
+from crcr.stores.redis.errors import raise_failed, unavailable_on_error
+from crcr.stores.redis.packing import pack_with_hiredis
 
 # redis-py types replies as `bytes | str`; the client decodes responses, so they are str
 # (hence the few `type: ignore[assignment]` in the store's parts).

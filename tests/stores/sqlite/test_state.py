@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStoreUnavailable
 
 PROCESSES = 4
 QUEUED_ITEMS = 30
-CONTENDER = Path(__file__).with_name("sqlite_contender.py")
+CONTENDER = Path(__file__).with_name("contender.py")
 
 
 async def _start_contender(path: Path) -> asyncio.subprocess.Process:

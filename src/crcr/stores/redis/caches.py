@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crcr.stores import redis_scripts as lua
 from crcr.stores.keys import decode_mapping, encode, ttl_milliseconds
-from crcr.stores.redis_base import RedisStoreBase
-from crcr.stores.redis_encoding import as_dict
-from crcr.stores.redis_errors import unavailable_on_error
+from crcr.stores.redis import scripts as lua
+from crcr.stores.redis.base import RedisStoreBase
+from crcr.stores.redis.encoding import as_dict
+from crcr.stores.redis.errors import unavailable_on_error
 
 
 class RedisCaches(RedisStoreBase):

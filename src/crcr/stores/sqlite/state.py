@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from crcr.stores.sqlite_caches import SqliteCaches
-from crcr.stores.sqlite_deadlines import SqliteDeadlines
-from crcr.stores.sqlite_dispatches import SqliteDispatches
-from crcr.stores.sqlite_jobs import SqliteJobs
-from crcr.stores.sqlite_lock import SqliteLock
-from crcr.stores.sqlite_queues import SqliteQueues
-from crcr.stores.sqlite_rate_limit import SqliteRateLimit
+from crcr.stores.sqlite.caches import SqliteCaches
+from crcr.stores.sqlite.deadlines import SqliteDeadlines
+from crcr.stores.sqlite.dispatches import SqliteDispatches
+from crcr.stores.sqlite.jobs import SqliteJobs
+from crcr.stores.sqlite.lock import SqliteLock
+from crcr.stores.sqlite.queues import SqliteQueues
+from crcr.stores.sqlite.rate_limit import SqliteRateLimit
 
 
 class SqliteStateStore(

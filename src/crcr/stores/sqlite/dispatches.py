@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, merged
-from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
 def _merge_dispatch(

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from crcr.stores.sqlite_write_lock import SqliteWriteLock
+from crcr.stores.sqlite.write_lock import SqliteWriteLock
 
 INCREMENTS = 200
 
@@ -23,7 +23,7 @@ INCREMENTS = 200
 INCREMENTER = f"""
 import sys
 from pathlib import Path
-from crcr.stores.sqlite_write_lock import SqliteWriteLock
+from crcr.stores.sqlite.write_lock import SqliteWriteLock
 lock, counter = SqliteWriteLock(Path(sys.argv[1])), Path(sys.argv[2])
 for _ in range({INCREMENTS}):
     with lock.held():

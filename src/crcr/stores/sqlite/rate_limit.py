@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping
-from crcr.stores.sqlite_base import SqliteStoreBase, live_value
+from crcr.stores.sqlite.base import SqliteStoreBase, live_value
 from crcr.stores.state import RateDecision
 
 

@@ -1,6 +1,6 @@
 """One worker process of the multi-process SQLite test: contend, then print the outcome.
 
-Run as `python sqlite_contender.py STATE_DB`; it prints `ready`, waits for a line on
+Run as `python contender.py STATE_DB`; it prints `ready`, waits for a line on
 stdin (the start signal shared by all workers), then prints one JSON line of results.
 """
 
@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from crcr.stores.sqlite_state import SqliteStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import JobRecord
 
 CALLS = 25

@@ -6,8 +6,8 @@ import sqlite3
 from collections.abc import Callable, Collection
 
 from crcr.stores.keys import decode_mapping, encode, merged
-from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
-from crcr.stores.sqlite_deadlines import track, untrack
+from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite.deadlines import track, untrack
 from crcr.stores.state import JobRecord, Transition
 
 

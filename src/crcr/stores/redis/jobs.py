@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from crcr.stores import redis_scripts as lua
 from crcr.stores.keys import ttl_milliseconds
-from crcr.stores.redis_batching import Command
-from crcr.stores.redis_deadlines import RedisDeadlines
-from crcr.stores.redis_encoding import QUEUE_TTL_MS, as_dict, data_fields, data_of
-from crcr.stores.redis_errors import unavailable_on_error
+from crcr.stores.redis import scripts as lua
+from crcr.stores.redis.batching import Command
+from crcr.stores.redis.deadlines import RedisDeadlines
+from crcr.stores.redis.encoding import QUEUE_TTL_MS, as_dict, data_fields, data_of
+from crcr.stores.redis.errors import unavailable_on_error
 from crcr.stores.state import JobRecord, Transition
 
 

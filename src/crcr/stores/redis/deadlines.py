@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from crcr.stores.redis_base import RedisStoreBase
-from crcr.stores.redis_encoding import QUEUE_TTL_MS
-from crcr.stores.redis_errors import raise_failed, unavailable_on_error
+from crcr.stores.redis.base import RedisStoreBase
+from crcr.stores.redis.encoding import QUEUE_TTL_MS
+from crcr.stores.redis.errors import raise_failed, unavailable_on_error
 
 
 class RedisDeadlines(RedisStoreBase):

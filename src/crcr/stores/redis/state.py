@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from crcr.stores.redis_caches import RedisCaches
-from crcr.stores.redis_deadlines import RedisDeadlines
-from crcr.stores.redis_dispatches import RedisDispatches
-from crcr.stores.redis_jobs import RedisJobs
-from crcr.stores.redis_lock import RedisLock
-from crcr.stores.redis_queues import RedisQueues
-from crcr.stores.redis_rate_limit import RedisRateLimit
+from crcr.stores.redis.caches import RedisCaches
+from crcr.stores.redis.deadlines import RedisDeadlines
+from crcr.stores.redis.dispatches import RedisDispatches
+from crcr.stores.redis.jobs import RedisJobs
+from crcr.stores.redis.lock import RedisLock
+from crcr.stores.redis.queues import RedisQueues
+from crcr.stores.redis.rate_limit import RedisRateLimit
 
 
 class RedisStateStore(

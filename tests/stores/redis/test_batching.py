@@ -13,7 +13,7 @@ from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
-from crcr.stores.redis_batching import CommandBatcher
+from crcr.stores.redis.batching import CommandBatcher
 
 
 class CountingClient(redis.Redis):

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from crcr.stores import redis_scripts as lua
 from crcr.stores.keys import ttl_milliseconds
-from crcr.stores.redis_base import RedisStoreBase
+from crcr.stores.redis import scripts as lua
+from crcr.stores.redis.base import RedisStoreBase
 
 
 class RedisLock(RedisStoreBase):

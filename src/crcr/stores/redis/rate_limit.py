@@ -6,9 +6,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from crcr.stores import redis_scripts as lua
-from crcr.stores.redis_base import RedisStoreBase
-from crcr.stores.redis_encoding import data_of, microseconds
+from crcr.stores.redis import scripts as lua
+from crcr.stores.redis.base import RedisStoreBase
+from crcr.stores.redis.encoding import data_of, microseconds
 from crcr.stores.state import RateDecision
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import decode_mapping, encode
-from crcr.stores.sqlite_base import SqliteStoreBase
+from crcr.stores.sqlite.base import SqliteStoreBase
 from crcr.stores.state import LeasedItem, QueueStats
 
 

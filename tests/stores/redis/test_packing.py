@@ -7,7 +7,7 @@ import redis.asyncio as redis
 from redis.asyncio.connection import Connection, SSLConnection
 from redis.exceptions import DataError
 
-from crcr.stores.redis_packing import PackedConnection, PackedSSLConnection, pack_with_hiredis
+from crcr.stores.redis.packing import PackedConnection, PackedSSLConnection, pack_with_hiredis
 
 COMMANDS = [
     ("EVALSHA", "0" * 40, 1, "crcr:{job:x}", 3_600_000, "1", 0, "in_progress"),

@@ -6,10 +6,10 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from crcr.stores import redis_scripts as lua
 from crcr.stores.keys import decode_mapping, encode
-from crcr.stores.redis_base import RedisStoreBase
-from crcr.stores.redis_encoding import QUEUE_TTL_MS, microseconds
+from crcr.stores.redis import scripts as lua
+from crcr.stores.redis.base import RedisStoreBase
+from crcr.stores.redis.encoding import QUEUE_TTL_MS, microseconds
 from crcr.stores.state import LeasedItem, QueueStats
 
 _QUEUE_PARTS = ("items", "attempts", "leases", "ready", "enqueued")

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, unescape_part
-from crcr.stores.sqlite_base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
 class SqliteCaches(SqliteStoreBase):

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
-from crcr.stores.sqlite_write_lock import SqliteWriteLock
+from crcr.stores.sqlite.write_lock import SqliteWriteLock
 from crcr.stores.state import StateStoreUnavailable
 
 T = TypeVar("T")
