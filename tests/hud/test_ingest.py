@@ -155,12 +155,3 @@ def test_an_invalid_trusted_field_is_named(trusted_change: dict[str, Any], named
 def test_a_body_that_is_not_an_object_is_rejected() -> None:
     with pytest.raises(IngestRejected, match="body must be an object"):
         parse_result_body([1, 2])
-
-
-def test_a_rerun_has_a_different_key_than_its_first_attempt() -> None:
-    first = parse_result_body(our_body(run_attempt="1", check_run_id="1"))
-    rerun = parse_result_body(our_body(run_attempt="2", check_run_id="2"))
-    repeat = parse_result_body(our_body(run_attempt="1", check_run_id="1", status="completed"))
-
-    assert first.job_key != rerun.job_key
-    assert first.job_key == repeat.job_key

@@ -1,6 +1,6 @@
 """The HUD's HTTP API: results ingestion (SPEC §6) and the JSON behind every page.
 
-The read endpoints answer with the frozen dataclasses of `crcr.hud.queries`; FastAPI
+The read endpoints answer with the frozen dataclasses of `crcr.hud.reads`; FastAPI
 validates them through pydantic, so they appear in the OpenAPI document as schemas.
 """
 
@@ -17,15 +17,12 @@ from pydantic import BaseModel, SecretStr
 
 from crcr.http_body import BodyTooLarge, read_capped_body
 from crcr.hud.ingest import HudIngestor, IngestRejected
-from crcr.hud.queries import (
-    MAX_WINDOW_DAYS,
-    BackendPage,
-    HudQueries,
-    LatencyPoint,
-    PeriodicRow,
-    PrView,
-    Summary,
-)
+from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
+from crcr.hud.reads.backend import BackendPage
+from crcr.hud.reads.latency import LatencyPoint
+from crcr.hud.reads.periodic import PeriodicRow
+from crcr.hud.reads.pr import PrView
+from crcr.hud.reads.summary import Summary
 
 logger = logging.getLogger(__name__)
 

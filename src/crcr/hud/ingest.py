@@ -13,20 +13,18 @@ in-process forwarding both call `ingest`, so both get the same checks and answer
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import logging
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
 from typing import Any
 
 from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
-from crcr.hud.job_facts import JobFacts
+from crcr.hud.report import JobReport
 from crcr.hud.writer import write_reports
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
@@ -49,28 +47,6 @@ class IngestRejected(Exception):
         super().__init__(message)
         self.status_code = status_code
         self.message = message
-
-
-@dataclass(frozen=True)
-class JobReport(JobFacts):
-    """One callback's view of a job execution; None means the body did not carry it."""
-
-    @cached_property
-    def job_key(self) -> str:
-        """Digest of the execution's identity: a re-run (new attempt or check run) differs.
-
-        Cached: the write path asks for it several times per report.
-        """
-        parts = (
-            self.downstream_repo.lower(),
-            self.delivery_id,
-            self.workflow_name,
-            self.job_name,
-            self.run_id,
-            str(self.run_attempt),
-            self.check_run_id,
-        )
-        return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from crcr.hud.report import JobReport
 from crcr.hud.rollups import JobFacts
-
-if TYPE_CHECKING:
-    from crcr.hud.ingest import JobReport
 
 IDENTITY_FIELDS = (
     "downstream_repo",

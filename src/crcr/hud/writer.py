@@ -11,7 +11,7 @@ import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import Connection, Engine, delete
 from sqlalchemy.exc import IntegrityError
@@ -20,6 +20,7 @@ from crcr.hud.db import write_transaction
 from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.merge import merged_row, row_facts
 from crcr.hud.models import BUCKETS, COMMITS, DAILY, JOBS, PRS
+from crcr.hud.report import JobReport
 from crcr.hud.rollups import RollupChange, rollup_change, summed
 from crcr.hud.statements import (
     COMMIT_KEY,
@@ -29,9 +30,6 @@ from crcr.hud.statements import (
     update_job_setting,
     write_statements,
 )
-
-if TYPE_CHECKING:
-    from crcr.hud.ingest import JobReport
 
 _INSERT_RACE_RETRIES = 3
 _commit_key = operator.itemgetter(*COMMIT_KEY)

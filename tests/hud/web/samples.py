@@ -5,18 +5,10 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from crcr.hud.queries import (
-    BackendPage,
-    BackendStats,
-    BackendSummaryRow,
-    JobAttempt,
-    JobCell,
-    JobRecord,
-    LatencyPoint,
-    Pagination,
-    PrRow,
-    TrendPoint,
-)
+from crcr.hud.reads.backend import BackendPage, BackendStats, JobAttempt, JobCell, Pagination, PrRow
+from crcr.hud.reads.latency import LatencyPoint
+from crcr.hud.reads.records import JobRecord
+from crcr.hud.reads.summary import BackendSummaryRow, TrendPoint
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAYS = tuple(date(2026, 3, 4) + timedelta(days=i) for i in range(7))

@@ -6,7 +6,8 @@ import re
 
 from tests.hud.web import samples
 
-from crcr.hud.queries import PrBackendJobs, PrView, Summary, SummaryStats
+from crcr.hud.reads.pr import PrBackendJobs, PrView
+from crcr.hud.reads.summary import Summary, SummaryStats
 from crcr.hud.web import render, views
 
 

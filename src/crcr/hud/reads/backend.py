@@ -9,26 +9,102 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
 from crcr.hud.models import BACKENDS, COMMITS, DAILY, JOBS
-from crcr.hud.queries import (
-    BackendPage,
-    BackendStats,
-    JobAttempt,
-    JobCell,
-    JobRecord,
-    Pagination,
-    PrRow,
-)
-from crcr.hud.reads.records import job_record
+from crcr.hud.reads.records import JobRecord, job_record
 from crcr.hud.reads.window import day_start, mean_seconds, ratio, window_days
 from crcr.hud.shards import column_name, severity
 
 _SUMMED = ("completed", "success", "failure", "timed_out")
 _TIMES = ("queue_ms_sum", "queue_n", "execution_ms_sum", "execution_n")
+
+
+@dataclass(frozen=True)
+class JobAttempt:
+    """An earlier execution of the same job (a re-run superseded it)."""
+
+    run_attempt: int
+    status: str
+    conclusion: str | None
+    run_url: str | None
+    completed_at: datetime | None
+
+
+@dataclass(frozen=True)
+class JobCell:
+    """One column of a PR row: the latest attempt of a job, or of its worst shard."""
+
+    column: str
+    workflow_name: str
+    job_name: str
+    status: str
+    conclusion: str | None
+    run_url: str | None
+    artifact_url: str | None
+    passed: int | None
+    failed: int | None
+    skipped: int | None
+    total_tests: int | None
+    queue_time: float | None
+    duration: float | None
+    run_attempt: int
+    started_at: datetime | None
+    completed_at: datetime | None
+    shard_count: int = 1
+    earlier_attempts: tuple[JobAttempt, ...] = ()
+
+
+@dataclass(frozen=True)
+class PrRow:
+    """One upstream commit a backend tested (a PR head, or a push with `pr_number` 0)."""
+
+    pr_number: int
+    head_sha: str
+    event_type: str
+    last_activity: datetime
+    cells: dict[str, JobCell] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BackendStats:
+    """A backend's figures over the window (completed jobs; rates None without jobs)."""
+
+    total: int
+    successes: int
+    failures: int
+    timed_out: int
+    pass_rate: float | None
+    timeout_rate: float | None
+    pr_count: int
+    avg_queue_time: float | None
+    avg_execution_time: float | None
+
+
+@dataclass(frozen=True)
+class Pagination:
+    """Where a page sits in the list of rows."""
+
+    page: int
+    per_page: int
+    total_rows: int
+    pages: int
+
+
+@dataclass(frozen=True)
+class BackendPage:
+    """A backend's page: its figures and a matrix of recent commits by job columns."""
+
+    repo: str
+    level: str | None
+    window_days: int
+    stats: BackendStats
+    columns: tuple[str, ...]
+    rows: tuple[PrRow, ...]
+    pagination: Pagination
 
 
 def read_backend_page(

@@ -7,16 +7,32 @@ and the read is O(backends x days x buckets) whatever the number of jobs.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import Engine, select
 
 from crcr.hud.models import BUCKETS
-from crcr.hud.queries import LatencyPoint
 from crcr.hud.reads.window import window_days
 from crcr.hud.rollups import EXECUTION_METRIC, QUEUE_METRIC, percentile_from_buckets
 
 Histogram = list[tuple[int, int]]
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """Per backend per day percentiles, in seconds (None when no job had the figure)."""
+
+    repo: str
+    day: date
+    queue_samples: int
+    queue_p50: float | None
+    queue_p90: float | None
+    queue_p99: float | None
+    execution_samples: int
+    execution_p50: float | None
+    execution_p90: float | None
+    execution_p99: float | None
 
 
 def read_latency(engine: Engine, window: int, now: datetime | None) -> tuple[LatencyPoint, ...]:

@@ -2,14 +2,31 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
 from crcr.hud.models import BACKENDS, DAILY, JOBS
-from crcr.hud.queries import NIGHTLY_EVENT_TYPES, PeriodicRow
 from crcr.hud.reads.window import ratio, window_days
 from crcr.hud.shards import severity
+
+NIGHTLY_EVENT_TYPES = ("nightly", "periodic")
+
+
+@dataclass(frozen=True)
+class PeriodicRow:
+    """A backend's nightly/periodic self-reports: the latest tested upstream SHA."""
+
+    repo: str
+    level: str | None
+    latest_sha: str | None
+    latest_at: datetime | None
+    latest_conclusion: str | None
+    successes: int
+    failures: int
+    total: int
+    pass_rate: float | None
 
 
 def read_periodic(engine: Engine, window: int, now: datetime | None) -> tuple[PeriodicRow, ...]:

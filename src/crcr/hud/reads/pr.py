@@ -3,12 +3,30 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 
 from crcr.hud.models import BACKENDS, JOBS
-from crcr.hud.queries import JobRecord, PrBackendJobs, PrView
-from crcr.hud.reads.records import job_record
+from crcr.hud.reads.records import JobRecord, job_record
+
+
+@dataclass(frozen=True)
+class PrBackendJobs:
+    """One backend's jobs for an upstream PR, newest first."""
+
+    repo: str
+    level: str | None
+    jobs: tuple[JobRecord, ...]
+
+
+@dataclass(frozen=True)
+class PrView:
+    """Every backend's jobs for one upstream PR."""
+
+    pr_number: int
+    head_shas: tuple[str, ...]
+    backends: tuple[PrBackendJobs, ...]
 
 
 def read_pr(engine: Engine, number: int) -> PrView:

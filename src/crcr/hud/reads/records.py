@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from crcr.hud.queries import JobRecord
+from crcr.hud.job_facts import JobFacts
+
+
+@dataclass(frozen=True)
+class JobRecord(JobFacts):
+    """One stored job execution, as the HUD holds it; None is a null column."""
+
 
 _FIELDS = tuple(JobRecord.__dataclass_fields__)
 

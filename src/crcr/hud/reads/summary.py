@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import date, datetime
 
 from sqlalchemy import Engine, func, select
 
 from crcr.hud.models import BACKENDS, DAILY
-from crcr.hud.queries import BackendSummaryRow, Summary, SummaryStats, TrendPoint
 from crcr.hud.reads.window import mean_seconds, ratio, window_days
 
 _SUMMED = (
@@ -22,6 +22,56 @@ _SUMMED = (
     "execution_ms_sum",
     "execution_n",
 )
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One day of a backend's pass-rate trend; `pass_rate` is None on a day without jobs."""
+
+    day: date
+    completed: int
+    successes: int
+    pass_rate: float | None
+
+
+@dataclass(frozen=True)
+class SummaryStats:
+    """The stat cards above the summary table (completed jobs in the window)."""
+
+    runs: int
+    failures: int
+    backends: int
+    timed_out: int
+
+
+@dataclass(frozen=True)
+class BackendSummaryRow:
+    """One backend's line on the summary page; `active` is False when it has no data."""
+
+    repo: str
+    level: str | None
+    active: bool
+    successes: int
+    failures: int
+    timed_out: int
+    total: int
+    in_progress: int
+    pass_rate: float | None
+    avg_queue_time: float | None
+    avg_execution_time: float | None
+    last_run: datetime | None
+    trend: tuple[TrendPoint, ...]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Every known backend's health over the window, for one or all event types."""
+
+    window_days: int
+    event_type: str | None
+    days: tuple[date, ...]
+    stats: SummaryStats
+    backends: tuple[BackendSummaryRow, ...]
 
 
 def read_summary(

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from markupsafe import Markup
 
-from crcr.hud.queries import LatencyPoint
+from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.web import charts, display
 
 

@@ -1,6 +1,6 @@
 """Shape query results into what the templates show: level groups, matrix headers, tallies.
 
-Pure functions over the `crcr.hud.queries` dataclasses; the routes stay thin and
+Pure functions over the `crcr.hud.reads` dataclasses; the routes stay thin and
 these are tested without a server.
 """
 
@@ -13,14 +13,10 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup
 
-from crcr.hud.queries import (
-    BackendPage,
-    BackendSummaryRow,
-    JobAttempt,
-    JobCell,
-    JobRecord,
-    PrView,
-)
+from crcr.hud.reads.backend import BackendPage, JobAttempt, JobCell
+from crcr.hud.reads.pr import PrView
+from crcr.hud.reads.records import JobRecord
+from crcr.hud.reads.summary import BackendSummaryRow
 from crcr.hud.web import charts, display
 
 LEVEL_ORDER = ("L4", "L3", "L2", "L1")
