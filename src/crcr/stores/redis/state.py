@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from crcr.stores.redis.caches import RedisCaches
-from crcr.stores.redis.demotions import RedisDemotions
 from crcr.stores.redis.deadlines import RedisDeadlines
+from crcr.stores.redis.demotions import RedisDemotions
 from crcr.stores.redis.dispatches import RedisDispatches
 from crcr.stores.redis.jobs import RedisJobs
 from crcr.stores.redis.lock import RedisLock
