@@ -168,6 +168,7 @@ class Settings(BaseSettings):
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)
+    levels_sync_interval: int = Field(default=3600, ge=0)
 
     @field_validator("upstream_repo")
     @classmethod
