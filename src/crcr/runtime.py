@@ -24,6 +24,9 @@ from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.refresh import LevelRefresh
+from crcr.relay.levels.wiring import level_refresh, level_sync, status_source
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
@@ -55,6 +58,8 @@ class Runtime:
     callback: CallbackDeps
     sweeper: Sweeper
     checks: CheckPublisher | None = None
+    demotions: DemotionBook | None = None
+    levels: LevelRefresh | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -114,7 +119,18 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
     )
-    checks = CheckPublisher(store=store, github=github, allowlist=source.get, settings=settings)
+    demotions = DemotionBook(store)
+    checks = CheckPublisher(
+        store=store, github=github, allowlist=source.get, settings=settings, levels=demotions
+    )
+    levels = level_refresh(
+        settings,
+        store=store,
+        book=demotions,
+        status=status_source(settings, http, hud.level_status if hud else None),
+        allowlist=source.get,
+        sync=level_sync(github, source.location, demotions),
+    )
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -149,6 +165,7 @@ async def open_runtime(
             **checks.queue_handlers,
         },
         on_finalised=[checks.on_accepted],
+        extra_steps=[levels],
     )
     return Runtime(
         settings=settings,
@@ -163,6 +180,8 @@ async def open_runtime(
         callback=callback,
         sweeper=sweeper,
         checks=checks,
+        demotions=demotions,
+        levels=levels,
         _closers=closers,
     )
 
