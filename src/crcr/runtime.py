@@ -72,6 +72,16 @@ class Runtime:
                 await closer()
 
 
+def _allowlist_levels(source: AllowlistSource) -> Callable[[], Awaitable[dict[str, str]]]:
+    """The allowlist's levels by repo, for the HUD's level status."""
+
+    async def levels() -> dict[str, str]:
+        allowlist = await source.get()
+        return {entry.repo: str(entry.level) for entry in allowlist.entries}
+
+    return levels
+
+
 async def open_runtime(
     settings: Settings,
     *,
@@ -102,7 +112,7 @@ async def open_runtime(
     closers.append(source.aclose)
     hud = None
     if not settings.hud_url:
-        hud = await open_hud(settings)
+        hud = await open_hud(settings, level_lookup=_allowlist_levels(source))
         closers.append(hud.close)
     forwarder = forwarder_from_settings(
         settings, store, http=http, ingestor=hud.ingestor if hud else None
