@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -18,6 +18,7 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
+from crcr.hud.levels.providers import Demotion as HudDemotion
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.source import AllowlistSource
@@ -77,6 +78,27 @@ class Runtime:
                 await closer()
 
 
+class _DemotionsForHud:
+    """The HUD's `DemotionLookup`, answered from the relay's demotions in the state store."""
+
+    def __init__(self, book: DemotionBook) -> None:
+        self._book = book
+
+    async def demotions(self) -> Mapping[str, HudDemotion]:
+        found = await self._book.demotions()
+        return {repo: HudDemotion(d.since, d.pr_url) for repo, d in found.items()}
+
+
+def _allowlist_levels(source: AllowlistSource) -> Callable[[], Awaitable[dict[str, str]]]:
+    """The allowlist's levels by repo, for the HUD's level status."""
+
+    async def levels() -> dict[str, str]:
+        allowlist = await source.get()
+        return {entry.repo: str(entry.level) for entry in allowlist.entries}
+
+    return levels
+
+
 async def open_runtime(
     settings: Settings,
     *,
@@ -105,9 +127,14 @@ async def open_runtime(
         settings, store, fetch_contents=github.get_contents, http=http
     )
     closers.append(source.aclose)
+    demotions = DemotionBook(store)
     hud = None
     if not settings.hud_url:
-        hud = await open_hud(settings)
+        hud = await open_hud(
+            settings,
+            level_lookup=_allowlist_levels(source),
+            demotion_lookup=_DemotionsForHud(demotions),
+        )
         closers.append(hud.close)
     forwarder = forwarder_from_settings(
         settings, store, http=http, ingestor=hud.ingestor if hud else None
@@ -119,7 +146,6 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
     )
-    demotions = DemotionBook(store)
     checks = CheckPublisher(
         store=store, github=github, allowlist=source.get, settings=settings, levels=demotions
     )

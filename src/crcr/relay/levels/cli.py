@@ -12,16 +12,6 @@ from crcr.settings import Settings
 if TYPE_CHECKING:  # the relay is imported only when the command runs: `crcr report` starts fast
     from crcr.relay.levels.sync import SyncReport
 
-levels_app = typer.Typer(
-    name="levels", help="Levels that manage themselves (SPEC §10.1).", no_args_is_help=True
-)
-
-
-def register(app: typer.Typer) -> None:
-    """Add `crcr levels` and its commands."""
-    add_sync_command(levels_app)
-    app.add_typer(levels_app, name="levels")
-
 
 def add_sync_command(group: typer.Typer) -> None:
     """Add `sync` to a `crcr levels` group (the HUD's `status` lives in the same group)."""
