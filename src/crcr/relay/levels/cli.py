@@ -11,6 +11,7 @@ from crcr.settings import Settings
 
 if TYPE_CHECKING:  # the relay is imported only when the command runs: `crcr report` starts fast
     from crcr.relay.levels.sync import SyncReport
+    from crcr.runtime import Runtime
 
 
 def add_sync_command(group: typer.Typer) -> None:
@@ -55,24 +56,30 @@ def sync(
 
 
 async def run_sync(settings: Settings, *, promotions: bool, device: str | None) -> SyncReport:
-    """Open what `crcr serve` opens, refresh the demotions, sync the pull requests."""
-    from crcr.relay.levels.status import parse_level_status
+    """Open what `crcr serve` opens, then `sync_levels`."""
     from crcr.runtime import open_runtime
 
     runtime = await open_runtime(settings)
     try:
-        levels = runtime.levels
-        if levels is None or levels.sync is None:
-            raise LookupError(
-                "CRCR_ALLOWLIST must be a GitHub blob URL "
-                "(https://github.com/<owner>/<repo>/blob/<ref>/<path>) to propose changes to it"
-            )
-        statuses = parse_level_status(await levels.status())
-        allowlist = await runtime.allowlist()
-        await levels.book.refresh(statuses, allowlist)
-        return await levels.sync.run(statuses, allowlist, promotions=promotions, device=device)
+        return await sync_levels(runtime, promotions=promotions, device=device)
     finally:
         await runtime.close()
+
+
+async def sync_levels(runtime: Runtime, *, promotions: bool, device: str | None) -> SyncReport:
+    """Refresh the demotions from the verdicts, then sync the pull requests."""
+    from crcr.relay.levels.status import parse_level_status
+
+    levels = runtime.levels
+    if levels is None or levels.sync is None:
+        raise LookupError(
+            "CRCR_ALLOWLIST must be a GitHub blob URL "
+            "(https://github.com/<owner>/<repo>/blob/<ref>/<path>) to propose changes to it"
+        )
+    statuses = parse_level_status(await levels.status())
+    allowlist = await runtime.allowlist()
+    await levels.book.refresh(statuses, allowlist)
+    return await levels.sync.run(statuses, allowlist, promotions=promotions, device=device)
 
 
 def describe(report: SyncReport) -> str:
