@@ -133,7 +133,7 @@ DEMO_BACKENDS: tuple[DemoBackend, ...] = (
 )
 
 
-def degraded(workflow: WorkflowSpec, failure: float = 0.6) -> WorkflowSpec:
+def degraded(workflow: WorkflowSpec, failure: float = 0.8) -> WorkflowSpec:
     """The same workflow failing far more often (a regression landed downstream)."""
     jobs = tuple(replace(job, outcomes=None) for job in workflow.jobs)
     return replace(workflow, jobs=jobs, outcomes=OutcomeRates(failure=failure))

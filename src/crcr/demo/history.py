@@ -19,7 +19,7 @@ from typing import Any
 from crcr.demo.backends import DemoBackend
 from crcr.sandbox.simulated_ci_model import PlannedJob, plan_attempt
 
-RUNS_PER_DAY = 12
+RUNS_PER_DAY = 6
 SLIPPING_DAYS = 7
 SLIPPING_EVERY = 5
 """In its last week the degrading backend failed one job in 5 (80 % passing): just

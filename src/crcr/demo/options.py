@@ -28,7 +28,7 @@ class DemoOptions:
     host: str = "127.0.0.1"
     seed: int | None = None
     history_days: int = 14
-    degrade_after: float = 30.0
+    degrade_after: float = 20.0
 
 
 def _number(option: str, raw: str, meaning: str, *, ceiling: float) -> float:
