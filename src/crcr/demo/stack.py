@@ -281,4 +281,8 @@ class DemoStack:
             hud=self._hud,
             retry_queue=await retry_queue_depth(state),
             first_result_after=self.first_result_after,
+            level_changes=tuple(
+                f"#{pull['number']} {pull['title']}"
+                for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+            ),
         )
