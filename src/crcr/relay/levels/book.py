@@ -30,10 +30,12 @@ from crcr.stores.state import StateStore
 
 log = logging.getLogger(__name__)
 
+# Every worker reads the same shared demotions: across workers, the latest reading counts.
 DEMOTED_BACKENDS = Gauge(
     "crcr_demoted_backends",
     "Backends temporarily demoted (SPEC §10.1), by the level they were demoted from.",
     ["level"],
+    multiprocess_mode="mostrecent",
 )
 
 

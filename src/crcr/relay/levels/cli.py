@@ -41,6 +41,7 @@ def sync(
     from crcr.github.errors import GitHubError
     from crcr.relay.levels.allowlist_edit import AllowlistEditError
     from crcr.relay.levels.status import LevelStatusError
+    from crcr.settings import SettingsError
     from crcr.stores.state import StateStoreUnavailable
 
     settings = settings_or_exit()
@@ -49,7 +50,7 @@ def sync(
     except (GitHubError, LevelStatusError, AllowlistEditError, StateStoreUnavailable) as exc:
         typer.echo(f"crcr levels sync: {exc}", err=True)
         raise typer.Exit(1) from None
-    except LookupError as exc:
+    except (LookupError, SettingsError) as exc:
         typer.echo(f"crcr levels sync: {exc.args[0]}", err=True)
         raise typer.Exit(2) from None
     typer.echo(describe(report))
