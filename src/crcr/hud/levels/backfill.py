@@ -8,11 +8,11 @@ own function, so a backfilled run and a written one agree to the millisecond.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select, text
+from sqlalchemy import Connection, text
 
 from crcr.hud.levels.counted import OVERRUN_MS, end_to_end_ms
-from crcr.hud.levels.statements import level_statements
-from crcr.hud.models import LEVEL_JOBS, LEVEL_RUNS
+from crcr.hud.levels.statements import run_facts
+from crcr.hud.models import LEVEL_RUNS
 
 _CHUNK = 20_000
 
@@ -56,12 +56,8 @@ def backfill_levels(connection: Connection) -> None:
     connection.execute(text(_COUNTED_JOBS))
     connection.execute(text(_LEVEL_DAILY), {"overrun_ms": OVERRUN_MS})
     connection.execute(text(_HISTORY))
-    facts = level_statements(connection.dialect.name).run_facts
-    every_run = select(*facts.selected_columns).group_by(
-        LEVEL_JOBS.c.downstream_repo, LEVEL_JOBS.c.run_id
-    )
     batch: list[dict[str, object]] = []
-    for row in connection.execute(every_run).mappings().all():
+    for row in connection.execute(run_facts()).mappings().all():
         batch.append(
             {
                 "downstream_repo": row["downstream_repo"],

@@ -14,6 +14,7 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.levels.counted import (
     LEVEL_COUNTERS,
     CountedJob,
@@ -51,7 +52,7 @@ def record_levels(connection: Connection, writes: Sequence[Write]) -> None:
         entry["first_seen_at"] = min(entry["first_seen_at"], now)
         entry["last_seen_at"] = max(entry.get("last_seen_at", now), now)
     if seen:
-        connection.execute(sql.touch_history, list(seen.values()))
+        execute_many(connection, sql.touch_history, list(seen.values()))
 
 
 def _recount(
@@ -63,8 +64,12 @@ def _recount(
     for _, row in pairs:
         commits[(row["downstream_repo"], row["run_id"], row["job_name"])] = row["head_sha"]
     keys = sorted(commits)
-    result = connection.execute(sql.select_counted, {"keys": keys}).mappings()
-    stored = {job.key: job for job in (CountedJob(**row) for row in result)}
+    stored: dict[LevelKey, CountedJob] = {}
+    for key in keys:
+        for row in fetch_rows(
+            connection, sql.select_counted, dict(zip(COUNTED_KEY, key, strict=True))
+        ):
+            stored[key] = CountedJob(**row)
     current: dict[LevelKey, CountedJob] = dict(stored)
     lost: set[LevelKey] = set()
     for _, row in pairs:
@@ -108,7 +113,7 @@ def _recount(
         else:
             upserts.append(after.as_row())
     if upserts:
-        connection.execute(sql.upsert_counted, upserts)
+        execute_many(connection, sql.upsert_counted, upserts)
     if deletes:
         connection.execute(sql.delete_counted, deletes)
     _add_daily(connection, sql, changes)
@@ -124,7 +129,8 @@ def _add_daily(
     if not deltas:
         return
     table = sql.daily
-    connection.execute(
+    execute_many(
+        connection,
         table.add,
         [
             {"downstream_repo": repo, "day": day, **{c: d.get(c, 0) for c in LEVEL_COUNTERS}}
@@ -144,10 +150,17 @@ def _refresh_runs(
     connection: Connection, sql: LevelStatements, runs: list[tuple[str, str]]
 ) -> None:
     """Recompute each run's end-to-end time from its counted jobs; drop runs left with none."""
-    facts = connection.execute(sql.run_facts, {"runs": runs}).mappings().all()
+    facts = [
+        row
+        for repo, run_id in runs
+        for row in fetch_rows(
+            connection, sql.run_facts, {"downstream_repo": repo, "run_id": run_id}
+        )
+    ]
     found = {(row["downstream_repo"], row["run_id"]) for row in facts}
     if facts:
-        connection.execute(
+        execute_many(
+            connection,
             sql.upsert_run,
             [
                 {
