@@ -12,9 +12,9 @@ from tests.hud.hud_bodies import our_body
 from crcr.hud.db import write_transaction
 from crcr.hud.ingest import parse_result_body
 from crcr.hud.levels.backfill import backfill_levels
-from crcr.hud.models import LEVEL_DAILY, LEVEL_HISTORY, LEVEL_JOBS, LEVEL_RUNS
+from crcr.hud.models import LEVEL_HISTORY
 from crcr.hud.report import JobReport
-from crcr.hud.writer import write_reports
+from crcr.hud.writer import LEVEL_TABLES, write_reports
 
 REPO = "acme/xpu-backend"
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -75,7 +75,7 @@ def _snapshot(engine: Engine) -> dict[str, list[dict[str, Any]]]:
                 (dict(row) for row in connection.execute(select(table)).mappings()),
                 key=lambda row: sorted((k, str(v)) for k, v in row.items()),
             )
-            for table in (LEVEL_JOBS, LEVEL_DAILY, LEVEL_RUNS)
+            for table in LEVEL_TABLES
         }
 
 
@@ -83,7 +83,7 @@ def assert_level_rollups_match_rows(engine: Engine) -> None:
     """The rollups kept on write equal the ones computed afresh from the job rows."""
     kept = _snapshot(engine)
     with write_transaction(engine) as connection:
-        for table in (LEVEL_JOBS, LEVEL_DAILY, LEVEL_RUNS, LEVEL_HISTORY):
+        for table in (*LEVEL_TABLES, LEVEL_HISTORY):
             connection.execute(delete(table))
         backfill_levels(connection)
     assert _snapshot(engine) == kept

@@ -296,3 +296,21 @@ async def test_demotions_come_from_the_lookup(engine: Engine) -> None:
         "since": "2026-11-19T08:30:00Z",
         "pr_url": "https://github.com/pytorch/pytorch/pull/7",
     }
+
+
+async def test_the_median_is_exact_among_runs_a_millisecond_apart(engine: Engine) -> None:
+    ms = timedelta(milliseconds=1)
+    write(
+        engine,
+        [
+            pr_job(run, queue=0.0, started=START, completed=START + 3 * HOUR + offset * ms)
+            for run, offset in enumerate((-2, -1, 0, 1, 2))
+        ],
+    )
+
+    entry = await status_of(engine)
+
+    assert criterion(entry, "e2e_p50_hours")["met"] is False
+    write(engine, [pr_job(9, queue=0.0, started=START, completed=START + HOUR)])
+    assert criterion(await status_of(engine), "e2e_p50_hours")["met"] is True  # 3 h - 0.5 ms
+    assert_level_rollups_match_rows(engine)

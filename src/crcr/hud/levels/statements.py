@@ -13,7 +13,14 @@ from typing import Any
 from sqlalchemy import Select, and_, bindparam, case, delete, func, select
 
 from crcr.hud.levels.counted import LEVEL_COUNTERS
-from crcr.hud.models import JOBS, LEVEL_DAILY, LEVEL_HISTORY, LEVEL_JOBS, LEVEL_RUNS
+from crcr.hud.models import (
+    JOBS,
+    LEVEL_DAILY,
+    LEVEL_E2E_BUCKETS,
+    LEVEL_HISTORY,
+    LEVEL_JOBS,
+    LEVEL_RUNS,
+)
 from crcr.hud.statements import RollupTable, dialect_insert, rollup_table
 
 COUNTED_KEY = ("downstream_repo", "run_id", "job_name")
@@ -30,7 +37,9 @@ class LevelStatements:
     latest_counting_row: Any
     daily: RollupTable
     run_facts: Any
+    select_run: Any
     upsert_run: Any
+    e2e_buckets: RollupTable
     delete_run: Any
     touch_history: Any
 
@@ -96,7 +105,11 @@ def level_statements(dialect: str) -> LevelStatements:
         .limit(1),
         daily=rollup_table(dialect, LEVEL_DAILY, ("downstream_repo", "day"), LEVEL_COUNTERS),
         run_facts=run_facts().where(_matching(LEVEL_JOBS, RUN_KEY)),
+        select_run=select(LEVEL_RUNS).where(_matching(LEVEL_RUNS, RUN_KEY)),
         upsert_run=_upsert(dialect, LEVEL_RUNS, RUN_KEY),
+        e2e_buckets=rollup_table(
+            dialect, LEVEL_E2E_BUCKETS, ("downstream_repo", "day", "bucket"), ("count",)
+        ),
         delete_run=delete(LEVEL_RUNS).where(_matching(LEVEL_RUNS, RUN_KEY)),
         touch_history=_touch_history(dialect),
     )

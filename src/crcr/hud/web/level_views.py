@@ -112,13 +112,14 @@ def timeline(spans: tuple[LevelSpan, ...], now: datetime) -> tuple[TimelineSegme
     total = (now - start).total_seconds()
     segments = []
     for span in sorted(spans, key=lambda s: s.first_seen_at):
-        x = 100 * (span.first_seen_at - start).total_seconds() / total
-        width = 100 * (span.last_seen_at - span.first_seen_at).total_seconds() / total
+        # At least 1 % wide, so that a level seen once still shows, and inside the bar.
+        width = max(1.0, 100 * (span.last_seen_at - span.first_seen_at).total_seconds() / total)
+        x = min(100 * (span.first_seen_at - start).total_seconds() / total, 100 - width)
         segments.append(
             TimelineSegment(
                 span.level,
                 round(x, 2),
-                round(max(width, 1.0), 2),
+                round(width, 2),
                 span.first_seen_at,
                 span.last_seen_at,
             )
