@@ -71,7 +71,7 @@ def test_a_yaml_or_json_file_path_is_read(tmp_path: Path) -> None:
         ('{"promotion_criteria": ["speed"]}', "key 'promotion_criteria': unknown criterion"),
         ('{"pass_rate": 90}', "unknown key 'pass_rate'"),
         ("{not json", "is not valid JSON"),
-        ("/no/such/criteria.yaml", "is neither a JSON object nor a readable file"),
+        ("/no/such/criteria.yaml", "is neither JSON nor a readable file"),
     ],
 )
 def test_a_bad_value_stops_start_up_naming_the_variable_and_the_key(
