@@ -245,13 +245,19 @@ async def open_world(
         await store.close()
 
 
+def installed_sandbox(app: SandboxApp) -> SandboxGitHub:
+    """The sandbox GitHub with the App on the upstream and the three backends."""
+    sandbox = SandboxGitHub(app=app)
+    sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
+    return sandbox
+
+
 @pytest.fixture
 async def world(
     opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
 ) -> AsyncIterator[World]:
     """A relay app on a fresh store, GitHub and the OIDC issuer served by the sandbox."""
-    sandbox = SandboxGitHub(app=sandbox_app)
-    sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
+    sandbox = installed_sandbox(sandbox_app)
     async with open_world(opener, tmp_path, sandbox, signing_key) as opened:
         # Level verdicts would demote a backend after its first failure; the check-run
         # scenarios run them only where they say so (tests/relay/levels).

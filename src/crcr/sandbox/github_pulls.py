@@ -6,6 +6,7 @@ from typing import Any
 
 from crcr.sandbox.github_git import head_of
 from crcr.sandbox.github_model import Repo, iso
+from crcr.sandbox.webhooks.pull_requests import pull_links
 
 
 def _branch_side(repo: Repo, branch: str, sha: str | None, base: str) -> dict[str, Any]:
@@ -59,16 +60,7 @@ def pull_json(repo: Repo, pull: dict[str, Any], base: str, now: float) -> dict[s
         "requested_teams": [],
         "head": _branch_side(repo, pull["head"], head_sha, base),
         "base": _branch_side(repo, pull["base"], head_of(repo, pull["base"], now), base),
-        "_links": {
-            "self": {"href": f"{api}/pulls/{number}"},
-            "html": {"href": html},
-            "issue": {"href": f"{api}/issues/{number}"},
-            "comments": {"href": f"{api}/issues/{number}/comments"},
-            "review_comments": {"href": f"{api}/pulls/{number}/comments"},
-            "review_comment": {"href": f"{api}/pulls/comments{{/number}}"},
-            "commits": {"href": f"{api}/pulls/{number}/commits"},
-            "statuses": {"href": f"{api}/statuses/{head_sha}"},
-        },
+        "_links": pull_links(base, "https://github.com", repo.full_name, number, head_sha or ""),
         "author_association": "NONE",
         "auto_merge": None,
         "draft": False,

@@ -22,9 +22,9 @@ from tests.relay.checks_harness import (
     DEVICE_LABEL,
     L2_REPO,
     L3_REPO,
-    L4_REPO,
     UPSTREAM,
     World,
+    installed_sandbox,
     open_world,
     sandbox_app,
 )
@@ -48,8 +48,7 @@ BRANCH = f"crcr-demotion/{L3_REPO}"
 async def world(
     opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
 ) -> AsyncIterator[World]:
-    sandbox = SandboxGitHub(app=sandbox_app)
-    sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
+    sandbox = installed_sandbox(sandbox_app)
     sandbox.add_file(UPSTREAM, PATH, COMMENTED)
     async with open_world(opener, tmp_path, sandbox, signing_key, BLOB_URL) as opened:
         yield opened
