@@ -65,7 +65,8 @@ class StateStore(Protocol):
     """Everything the relay keeps between requests (SPEC §4, §5, §7).
 
     Every record has a TTL (`ttl` seconds) except retry-queue items, which stay until
-    acknowledged: a failed delivery must never expire silently.
+    acknowledged: a failed delivery must never expire silently, and temporary
+    demotions, which last until the relay ends them.
     """
 
     # --- health and lifecycle -------------------------------------------------

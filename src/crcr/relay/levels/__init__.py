@@ -7,5 +7,6 @@ the state store, where `checks/` asks before creating a check run; `allowlist_ed
 moves one entry in the allowlist's text (pure), `proposals` words the pull request, and
 `sync` opens, refreshes and closes those pull requests through the GitHub App. The
 sweeper's leader runs `refresh` every pass and the sync every
-`CRCR_LEVELS_SYNC_INTERVAL`; `crcr levels sync` runs it by hand.
+`CRCR_LEVELS_SYNC_INTERVAL`; `cli` (`crcr levels sync`) runs it by hand, and `wiring`
+puts the parts together for `crcr.runtime`.
 """
