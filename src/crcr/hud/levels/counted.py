@@ -8,7 +8,7 @@ a later attempt completes, swaps the earlier one's contribution for its own.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
@@ -83,6 +83,30 @@ def supersedes(candidate: CountedJob, current: CountedJob | None) -> bool:
     if current is None or candidate.job_key == current.job_key:
         return True
     return (candidate.run_attempt, candidate.job_key) > (current.run_attempt, current.job_key)
+
+
+def recounted(
+    stored: Mapping[LevelKey, CountedJob], rows: Sequence[Mapping[str, Any]]
+) -> tuple[dict[LevelKey, CountedJob], set[LevelKey]]:
+    """The counted job of each key after `rows` were written, in order, over `stored`.
+
+    Also returns the keys whose counted row stopped counting (its event type changed):
+    rare enough for the caller to pick again from the job rows.
+    """
+    current = dict(stored)
+    lost: set[LevelKey] = set()
+    for row in rows:
+        key = (row["downstream_repo"], row["run_id"], row["job_name"])
+        held = current.get(key)
+        if counts(row):
+            candidate = counted_job(row)
+            if supersedes(candidate, held):
+                current[key] = candidate
+                lost.discard(key)
+        elif held is not None and held.job_key == row["job_key"]:
+            del current[key]
+            lost.add(key)
+    return current, lost
 
 
 def contribution(job: CountedJob) -> dict[str, int]:
