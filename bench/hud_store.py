@@ -49,10 +49,14 @@ BATCH = 20_000
 
 def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[str, Any]]:
     rng = random.Random(7)
+    commit_at = now
     for index in range(total):
         commit = index // len(JOBS_PER_COMMIT)
         repo = f"org{commit % backends}/backend"
-        at = now - timedelta(seconds=rng.uniform(0, days * 86400 - 1))
+        if index % len(JOBS_PER_COMMIT) == 0:
+            commit_at = now - timedelta(seconds=rng.uniform(3600, days * 86400 - 1))
+        # A commit's jobs finish within the hour after it, as one workflow run's do.
+        at = commit_at + timedelta(seconds=rng.uniform(0, 3600))
         queue, execution = rng.lognormvariate(4, 1.2), rng.lognormvariate(7, 0.8)
         in_progress = rng.random() < 0.02
         conclusion = None if in_progress else rng.choice(CONCLUSIONS)

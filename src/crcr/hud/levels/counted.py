@@ -7,15 +7,18 @@ a later attempt completes, swaps the earlier one's contribution for its own.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from crcr.hud.rollups import latency_bucket, to_millis
+from crcr.hud.rollups import to_millis
 
 # What an overrun is (the reference's definition, not a threshold): over 3 hours' execution.
 OVERRUN_MS = 3 * 3600 * 1000
+# Twice the latency histograms' resolution: the median's bucket holds fewer runs to sort.
+E2E_BUCKETS_PER_DOUBLING = 16
 LEVEL_COUNTERS = ("jobs", "success", "timed_out", "overrun", "queue_ms_sum", "queue_n")
 
 LevelKey = tuple[str, str, str]
@@ -82,6 +85,30 @@ def supersedes(candidate: CountedJob, current: CountedJob | None) -> bool:
     return (candidate.run_attempt, candidate.job_key) > (current.run_attempt, current.job_key)
 
 
+def recounted(
+    stored: Mapping[LevelKey, CountedJob], rows: Sequence[Mapping[str, Any]]
+) -> tuple[dict[LevelKey, CountedJob], set[LevelKey]]:
+    """The counted job of each key after `rows` were written, in order, over `stored`.
+
+    Also returns the keys whose counted row stopped counting (its event type changed):
+    rare enough for the caller to pick again from the job rows.
+    """
+    current = dict(stored)
+    lost: set[LevelKey] = set()
+    for row in rows:
+        key = (row["downstream_repo"], row["run_id"], row["job_name"])
+        held = current.get(key)
+        if counts(row):
+            candidate = counted_job(row)
+            if supersedes(candidate, held):
+                current[key] = candidate
+                lost.discard(key)
+        elif held is not None and held.job_key == row["job_key"]:
+            del current[key]
+            lost.add(key)
+    return current, lost
+
+
 def contribution(job: CountedJob) -> dict[str, int]:
     """What one counted job adds to its (backend, day) level rollup."""
     timed_out = job.conclusion == "timed_out"
@@ -130,5 +157,16 @@ def run_row(facts: Mapping[str, Any]) -> dict[str, Any]:
         "run_id": facts["run_id"],
         "day": facts["day"],
         "e2e_ms": e2e,
-        "e2e_bucket": None if e2e is None else latency_bucket(e2e / 1000),
+        "e2e_bucket": None if e2e is None else e2e_bucket(e2e),
     }
+
+
+def e2e_bucket(e2e_ms: int) -> int:
+    """The histogram bucket of an end-to-end time: 0 below a second, then 16 per doubling.
+
+    Buckets only have to be ordered like the times they hold: the median is then read
+    exactly from the runs of its bucket.
+    """
+    if e2e_ms < 1000:
+        return 0
+    return 1 + math.floor(E2E_BUCKETS_PER_DOUBLING * math.log2(e2e_ms / 1000))

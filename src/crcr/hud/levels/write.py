@@ -22,8 +22,8 @@ from crcr.hud.levels.counted import (
     counted_job,
     counts,
     daily_change,
+    recounted,
     run_row,
-    supersedes,
 )
 from crcr.hud.levels.statements import COUNTED_KEY, LevelStatements, level_statements
 from crcr.hud.statements import RollupTable
@@ -70,21 +70,7 @@ def _recount(
             connection, sql.select_counted, dict(zip(COUNTED_KEY, key, strict=True))
         ):
             stored[key] = CountedJob(**row)
-    current: dict[LevelKey, CountedJob] = dict(stored)
-    lost: set[LevelKey] = set()
-    for _, row in pairs:
-        key = (row["downstream_repo"], row["run_id"], row["job_name"])
-        held = current.get(key)
-        if counts(row):
-            candidate = counted_job(row)
-            if supersedes(candidate, held):
-                current[key] = candidate
-                lost.discard(key)
-        elif held is not None and held.job_key == row["job_key"]:
-            # The counted row stopped counting (its event type changed): rare enough
-            # to pick again from the job rows, which are written already.
-            del current[key]
-            lost.add(key)
+    current, lost = recounted(stored, [row for _, row in pairs])
     for key in lost:
         found = (
             connection.execute(
