@@ -67,6 +67,7 @@ class JobReport:
     head_sha: str
     pr_number: int | None
     labels: tuple[str, ...]
+    started_at: float | None = None
 
     @property
     def check_name(self) -> str:
@@ -118,6 +119,7 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
         return None
     pr_number = context.get("pr_number")
     url = workflow.get("url")
+    started = data.get("in_progress_at")
     return JobReport(
         job_key=job_key,
         repo=str(data.get("verified_repo") or record.get("repo") or ""),
@@ -132,6 +134,7 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
         head_sha=str(context.get("head_sha") or ""),
         pr_number=int(pr_number) if pr_number else None,
         labels=tuple(str(label) for label in context.get("labels") or ()),
+        started_at=float(started) if isinstance(started, int | float) else None,
     )
 
 
