@@ -233,6 +233,11 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
+    for problem in parsed.body.workflow.failure_detail_problems:
+        # The downstream's fault, and advisory: said in the log, the callback goes on.
+        log.warning(
+            "callback from %s (delivery %s): %s", verified_repo, parsed.body.delivery_id, problem
+        )
 
     try:
         # 5. nightly / periodic self-reports: the tested commit must exist upstream.
