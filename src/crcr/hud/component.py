@@ -43,6 +43,16 @@ class Hud:
     retention_days: int
     _retention_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
+    async def baseline_verdicts(
+        self, pr_number: int, head_sha: str
+    ) -> dict[tuple[str, str, str], str]:
+        """Each failed job's baseline verdict (SPEC §11), keyed by (repo, workflow, job).
+
+        For the relay's check-run summaries when the HUD runs in process; jobs that did
+        not fail are absent.
+        """
+        return dict(await self.queries.baseline_verdicts(pr_number, head_sha))
+
     async def purge_expired(self, now: datetime | None = None) -> int:
         """Delete rows and rollups older than the retention; returns rows deleted."""
         today = (now or datetime.now(UTC)).date()
