@@ -158,6 +158,7 @@ class _Checked:
     record: DispatchRecord | None = None
     sha: str = ""
     sha_verified: bool = False
+    issuer_kind: str = "github"
 
 
 async def _checked_callback(
@@ -181,6 +182,7 @@ async def _checked_callback(
         level=checked.level,
         callback=checked.callback,
         record=checked.record,
+        issuer_kind=checked.issuer_kind,
     )
     verdict = job.classification
     if not verdict.accepted:
@@ -255,7 +257,9 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         record = bind_to_dispatch(raw_record, parsed.body)
     except CallbackRejected as exc:
         raise Answer(exc.status_code, {"error": exc.message}) from None
-    return _Checked(verified_repo, entry.level, parsed, record=record)
+    return _Checked(
+        verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
+    )
 
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:
