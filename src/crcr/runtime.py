@@ -56,6 +56,7 @@ class Runtime:
     callback: CallbackDeps
     sweeper: Sweeper
     checks: CheckPublisher | None = None
+    confirmer: ConclusionConfirmer | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -170,6 +171,7 @@ async def open_runtime(
         callback=callback,
         sweeper=sweeper,
         checks=checks,
+        confirmer=confirmer,
         _closers=closers,
     )
 

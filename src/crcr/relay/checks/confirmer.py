@@ -56,6 +56,7 @@ class ConclusionConfirmer:
         self._republish = republish
         self._ttl = ttl
         self._clock = clock
+        self.delay = CONFIRM_DELAY
 
     @property
     def queue_handlers(self) -> dict[str, QueueHandler]:
@@ -85,7 +86,7 @@ class ConclusionConfirmer:
             "level": str(accepted.level),
             "hud_body": dict(accepted.hud_body),
         }
-        await self._store.enqueue(CONFIRM_QUEUE, f"{key}:confirm", payload, delay=CONFIRM_DELAY)
+        await self._store.enqueue(CONFIRM_QUEUE, f"{key}:confirm", payload, delay=self.delay)
 
     async def handle_item(self, item: LeasedItem) -> HandlerResult:
         """Ask GitHub once; retry while the job runs; a GitHub outage raises (retried)."""

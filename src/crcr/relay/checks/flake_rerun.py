@@ -40,13 +40,13 @@ class FlakeRerun:
     ) -> None:
         self._store = store
         self._github = github
-        self._enabled = enabled
+        self.enabled = enabled
         self._ttl = ttl
 
     def applies_to(self, report: JobReport) -> bool:
         """L4 GitHub Actions jobs only: other CI systems cannot be re-run through GitHub."""
         return (
-            self._enabled
+            self.enabled
             and report.level >= Level.L4
             and report.issuer_kind == "github"
             and report.run_id.isdigit()
