@@ -114,3 +114,25 @@ async def test_the_setting_turns_it_off(world: World) -> None:
 
     assert world.sandbox.reruns(L4_REPO) == []
     assert world.latest(CHECK)["conclusion"] == "failure"
+
+
+async def test_the_failed_check_names_the_tests_the_baseline_and_links_the_hud(
+    world: World,
+) -> None:
+    world.checks.notes.hud_public_url = "https://hud.example.org"
+    delivery = await world.pull_request()  # GitHub refuses the re-run: it fails at once
+    await world.report(L4_REPO, delivery, "in_progress")
+    body = world.callback_body(L4_REPO, delivery, "completed", "failure")
+    body["workflow"]["test_results"] = {
+        "passed": 10,
+        "failed": 2,
+        "skipped": 0,
+        "failed_tests": [{"name": "test_conv2d"}, {"name": "test_matmul"}],
+    }
+    assert (await world.post_callback(L4_REPO, body)).status_code == 200
+
+    summary = world.latest(CHECK)["output"]["summary"]
+    assert "Failed tests: `test_conv2d`, `test_matmul`." in summary
+    # The in-process HUD has no push result of the default branch to compare with.
+    assert "Baseline: no baseline result to compare with." in summary
+    assert "(https://hud.example.org/crcr/pr/77)" in summary

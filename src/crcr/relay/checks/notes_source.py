@@ -45,7 +45,7 @@ class NotesSource:
     ) -> None:
         self._store = store
         self.flake = flake
-        self._hud_public_url = hud_public_url
+        self.hud_public_url = hud_public_url
         self._baseline = baseline
 
     async def notes_for(self, report: JobReport, *, max_retries: int | None) -> CheckNotes:
@@ -55,7 +55,7 @@ class NotesSource:
         if report.state is JobState.COMPLETED:
             contradiction = await self._store.cache_get(CONTRADICTIONS, report.job_key)
         notes = CheckNotes(
-            hud_pr_url=hud_pr_url(self._hud_public_url, report.pr_number),
+            hud_pr_url=hud_pr_url(self.hud_public_url, report.pr_number),
             flake=flake,
             github_conclusion=contradiction,
         )
