@@ -22,6 +22,8 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from crcr.hud.levels.criteria import LevelCriteria, level_criteria_from, parse_level_criteria
+
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
 
@@ -170,6 +172,8 @@ class Settings(BaseSettings):
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)
+    level_criteria: Annotated[LevelCriteria, NoDecode] = Field(default_factory=LevelCriteria)
+    levels_sync_interval: int = Field(default=3600, ge=0)
 
     @field_validator("upstream_repo")
     @classmethod
@@ -231,6 +235,13 @@ class Settings(BaseSettings):
             return _validated_issuers(json.loads(text))
         except json.JSONDecodeError as exc:
             raise ValueError(f"is not valid JSON ({exc.msg})") from exc
+
+    @field_validator("level_criteria", mode="before")
+    @classmethod
+    def _load_level_criteria(cls, value: Any) -> LevelCriteria:
+        if isinstance(value, str):
+            return parse_level_criteria(value)
+        return level_criteria_from(value)
 
     @property
     def hud_database_url(self) -> str:
