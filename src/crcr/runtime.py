@@ -19,9 +19,10 @@ from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
 from crcr.hud.levels.providers import Demotion as HudDemotion
+from crcr.hud.levels.providers import LevelLookup
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.allowlist.source import AllowlistSource
+from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.checks.confirmer import ConclusionConfirmer
@@ -91,11 +92,18 @@ class _DemotionsForHud:
         return {repo: HudDemotion(d.since, d.pr_url) for repo, d in found.items()}
 
 
-def _allowlist_levels(source: AllowlistSource) -> Callable[[], Awaitable[dict[str, str]]]:
-    """The allowlist's levels by repo, for the HUD's level status."""
+def _allowlist_levels(source: AllowlistSource) -> LevelLookup:
+    """The allowlist's levels by repo, for the HUD's level status.
 
-    async def levels() -> dict[str, str]:
-        allowlist = await source.get()
+    None while no allowlist can be had: the status then shows the levels last reported
+    rather than failing the pages that show it.
+    """
+
+    async def levels() -> dict[str, str] | None:
+        try:
+            allowlist = await source.get()
+        except AllowlistUnavailable:
+            return None
         return {entry.repo: str(entry.level) for entry in allowlist.entries}
 
     return levels

@@ -7,7 +7,6 @@ tracebacks, reprs and logs.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -22,6 +21,7 @@ from pydantic import (
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from crcr.config_text import load_json_or_file
 from crcr.hud.levels.criteria import LevelCriteria, level_criteria_from, parse_level_criteria
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
@@ -216,25 +216,7 @@ class Settings(BaseSettings):
     def _load_issuers(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return _validated_issuers(value)
-        text = value.strip()
-        if not text.startswith(("[", "{")):
-            path = Path(text)
-            if not path.is_file():
-                raise ValueError(f"is neither JSON nor a readable file: {text!r}")
-            text = path.read_text()
-            if path.suffix in (".yaml", ".yml"):
-                import yaml
-
-                try:
-                    return _validated_issuers(yaml.safe_load(text))
-                except yaml.YAMLError as exc:
-                    mark = getattr(exc, "problem_mark", None)
-                    where = f" at line {mark.line + 1}" if mark is not None else ""
-                    raise ValueError(f"{path} is not valid YAML{where}") from None
-        try:
-            return _validated_issuers(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"is not valid JSON ({exc.msg})") from exc
+        return _validated_issuers(load_json_or_file(value))
 
     @field_validator("level_criteria", mode="before")
     @classmethod

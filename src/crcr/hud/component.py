@@ -159,6 +159,10 @@ def create_hud_app(settings: Settings) -> FastAPI:
     from crcr.hud.web.routes import pages_router
 
     app.include_router(
-        pages_router(lambda: app.state.hud.queries, upstream_repo=settings.upstream_repo)
+        pages_router(
+            lambda: app.state.hud.queries,
+            levels=lambda: app.state.hud.levels,
+            upstream_repo=settings.upstream_repo,
+        )
     )
     return app

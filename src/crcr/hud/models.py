@@ -247,9 +247,9 @@ class LevelDaily(Base):
 class LevelRun(Base):
     """A workflow run's end-to-end time over its level jobs, for the P50 criterion.
 
-    `day` is the latest day among its jobs; `e2e_ms` is null while a start or a
-    completion time is unknown. Indexed by (backend, day, time) so that a window's
-    median is read from the index alone.
+    `day` is the latest day among its jobs; `e2e_ms` (and its histogram bucket) is null
+    while a start or a completion time is unknown. The index serves the exact median:
+    the runs of one bucket in a window, in order of time.
     """
 
     __tablename__ = "hud_level_runs"
@@ -258,8 +258,32 @@ class LevelRun(Base):
     run_id: Mapped[str] = mapped_column(String(40), primary_key=True)
     day: Mapped[date] = mapped_column(Date)
     e2e_ms: Mapped[int | None] = mapped_column(BigInteger)
+    e2e_bucket: Mapped[int | None] = mapped_column(SmallInteger)
 
-    __table_args__ = (Index("ix_hud_level_runs_repo_day_e2e", "downstream_repo", "day", "e2e_ms"),)
+    __table_args__ = (
+        Index(
+            "ix_hud_level_runs_repo_bucket_day_e2e",
+            "downstream_repo",
+            "e2e_bucket",
+            "day",
+            "e2e_ms",
+        ),
+    )
+
+
+class LevelE2eBucket(Base):
+    """How many runs per (backend, day) fall in each end-to-end time bucket.
+
+    The median's rank is found in these O(days x buckets) counts; only the runs of the
+    one bucket that holds it are then read, in order, for the exact value.
+    """
+
+    __tablename__ = "hud_level_e2e_buckets"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class LevelSeen(Base):
@@ -283,4 +307,5 @@ COMMITS: Table = Commit.__table__  # type: ignore[assignment]
 LEVEL_JOBS: Table = LevelJob.__table__  # type: ignore[assignment]
 LEVEL_DAILY: Table = LevelDaily.__table__  # type: ignore[assignment]
 LEVEL_RUNS: Table = LevelRun.__table__  # type: ignore[assignment]
+LEVEL_E2E_BUCKETS: Table = LevelE2eBucket.__table__  # type: ignore[assignment]
 LEVEL_HISTORY: Table = LevelSeen.__table__  # type: ignore[assignment]

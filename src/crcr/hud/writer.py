@@ -26,6 +26,7 @@ from crcr.hud.models import (
     DAILY,
     JOBS,
     LEVEL_DAILY,
+    LEVEL_E2E_BUCKETS,
     LEVEL_JOBS,
     LEVEL_RUNS,
     PRS,
@@ -43,6 +44,8 @@ from crcr.hud.statements import (
 
 _INSERT_RACE_RETRIES = 3
 _commit_key = operator.itemgetter(*COMMIT_KEY)
+# The level rollups purged by day with the rest (the level history is kept).
+LEVEL_TABLES = (LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS, LEVEL_E2E_BUCKETS)
 
 
 def write_report(
@@ -277,7 +280,7 @@ def purge_older_than(engine: Engine, cutoff: date) -> int:
     """
     with write_transaction(engine) as connection:
         deleted = connection.execute(delete(JOBS).where(JOBS.c.day < cutoff)).rowcount
-        for table in (DAILY, PRS, BUCKETS, LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS):
+        for table in (DAILY, PRS, BUCKETS, *LEVEL_TABLES):
             connection.execute(delete(table).where(table.c.day < cutoff))
         midnight = datetime.combine(cutoff, time.min, tzinfo=UTC)
         connection.execute(delete(COMMITS).where(COMMITS.c.last_activity_at < midnight))

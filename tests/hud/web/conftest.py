@@ -7,8 +7,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
-from tests.hud.web.harness import TOKEN, LiveServer, hud_app
+from tests.hud.web.harness import DESKTOP, TOKEN, LiveServer, hud_app
 
 from crcr.hud.db import create_results_engine, migrate
 
@@ -23,7 +25,8 @@ def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     migrate(engine)
     clock = seed.Clock()
     try:
-        with LiveServer(hud_app(engine, clock)) as server:
+        app = hud_app(engine, clock, demotion_lookup=seed.DemotionsForTests())
+        with LiveServer(app) as server:
             with httpx.Client(base_url=server.url) as client:
                 seed.seed(client, TOKEN, clock)
             yield server.url
@@ -36,3 +39,22 @@ def artifacts() -> Path:
     """Where screenshots go (git-ignored), for people and CI to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A real Chromium (tests/browser.py), shared by a module's page tests."""
+    require_chromium()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab at desktop size."""
+    context = browser.new_context(viewport=DESKTOP)
+    tab = context.new_page()
+    yield tab
+    context.close()

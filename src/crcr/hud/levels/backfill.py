@@ -8,11 +8,13 @@ own function, so a backfilled run and a written one agree to the millisecond.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select, text
+from typing import Any
 
-from crcr.hud.levels.counted import OVERRUN_MS, end_to_end_ms
-from crcr.hud.levels.statements import level_statements
-from crcr.hud.models import LEVEL_JOBS, LEVEL_RUNS
+from sqlalchemy import Connection, text
+
+from crcr.hud.levels.counted import OVERRUN_MS, run_row
+from crcr.hud.levels.statements import run_facts
+from crcr.hud.models import LEVEL_RUNS
 
 _CHUNK = 20_000
 
@@ -50,30 +52,24 @@ FROM hud_jobs WHERE downstream_repo_level IS NOT NULL
 GROUP BY downstream_repo, downstream_repo_level
 """
 
+_E2E_BUCKETS = """
+INSERT INTO hud_level_e2e_buckets (downstream_repo, day, bucket, count)
+SELECT downstream_repo, day, e2e_bucket, COUNT(*) FROM hud_level_runs
+WHERE e2e_bucket IS NOT NULL GROUP BY downstream_repo, day, e2e_bucket
+"""
+
 
 def backfill_levels(connection: Connection) -> None:
     """Fill the (empty) level tables from `hud_jobs`; the caller holds the transaction."""
     connection.execute(text(_COUNTED_JOBS))
     connection.execute(text(_LEVEL_DAILY), {"overrun_ms": OVERRUN_MS})
     connection.execute(text(_HISTORY))
-    facts = level_statements(connection.dialect.name).run_facts
-    every_run = select(*facts.selected_columns).group_by(
-        LEVEL_JOBS.c.downstream_repo, LEVEL_JOBS.c.run_id
-    )
-    batch: list[dict[str, object]] = []
-    for row in connection.execute(every_run).mappings().all():
-        batch.append(
-            {
-                "downstream_repo": row["downstream_repo"],
-                "run_id": row["run_id"],
-                "day": row["day"],
-                "e2e_ms": end_to_end_ms(
-                    row["first_start"], row["last_completion"], row["queue_ms"]
-                ),
-            }
-        )
+    batch: list[dict[str, Any]] = []
+    for row in connection.execute(run_facts()).mappings().all():
+        batch.append(run_row(dict(row)))
         if len(batch) == _CHUNK:
             connection.execute(LEVEL_RUNS.insert(), batch)
             batch = []
     if batch:
         connection.execute(LEVEL_RUNS.insert(), batch)
+    connection.execute(text(_E2E_BUCKETS))

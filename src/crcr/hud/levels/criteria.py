@@ -16,13 +16,13 @@ are kept as decimals so that a boundary is judged exactly (90 % of 1000 jobs is 
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
-from pathlib import Path
 from typing import Any
+
+from crcr.config_text import load_json_or_file
 
 # In the order SPEC §10.1 lists them.
 CRITERIA = (
@@ -130,22 +130,6 @@ def level_criteria_from(data: Any) -> LevelCriteria:
 
 def parse_level_criteria(text: str) -> LevelCriteria:
     """`CRCR_LEVEL_CRITERIA`: JSON text, or the path of a JSON or YAML file."""
-    source = text.strip()
-    if not source:
+    if not text.strip():
         return LevelCriteria()
-    if not source.startswith("{"):
-        path = Path(source)
-        if not path.is_file():
-            raise ValueError(f"is neither a JSON object nor a readable file: {source!r}")
-        source = path.read_text()
-        if path.suffix in (".yaml", ".yml"):
-            import yaml
-
-            try:
-                return level_criteria_from(yaml.safe_load(source))
-            except yaml.YAMLError:
-                raise ValueError(f"{path} is not valid YAML") from None
-    try:
-        return level_criteria_from(json.loads(source, parse_float=Decimal))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"is not valid JSON ({exc.msg})") from None
+    return level_criteria_from(load_json_or_file(text, parse_float=Decimal))

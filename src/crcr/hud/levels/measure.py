@@ -1,8 +1,8 @@
 """Measuring each backend over its window from the level rollups (the read side).
 
-Per backend: the per-day level sums of its window (a handful of rows), the median of its
-runs' end-to-end times read from the (backend, day, time) index (a count, then the one
-or two middle values), and its days at L2 from the level history. Nothing reads
+Per backend: the per-day level sums of its window (a handful of rows), the exact median
+of its runs' end-to-end times (a histogram's counts locate it, then the runs of one
+bucket are read in order), and its days at L2 from the level history. Nothing reads
 `hud_jobs`, so the cost does not grow with the number of job rows.
 """
 
@@ -17,21 +17,30 @@ from sqlalchemy import Connection, bindparam, func, select
 
 from crcr.hud.levels.counted import LEVEL_COUNTERS
 from crcr.hud.levels.judge import Measurements
-from crcr.hud.models import LEVEL_DAILY, LEVEL_HISTORY, LEVEL_RUNS
+from crcr.hud.models import LEVEL_DAILY, LEVEL_E2E_BUCKETS, LEVEL_HISTORY, LEVEL_RUNS
 
 _RUNS = LEVEL_RUNS.c
-_IN_WINDOW = (
-    _RUNS.downstream_repo == bindparam("repo"),
-    _RUNS.day >= bindparam("first_day"),
-    _RUNS.day <= bindparam("last_day"),
-    _RUNS.e2e_ms.is_not(None),
+_BUCKETS = LEVEL_E2E_BUCKETS.c
+_WINDOW_COUNTS = (
+    select(_BUCKETS.bucket, func.sum(_BUCKETS.count))
+    .where(
+        _BUCKETS.downstream_repo == bindparam("repo"),
+        _BUCKETS.day >= bindparam("first_day"),
+        _BUCKETS.day <= bindparam("last_day"),
+    )
+    .group_by(_BUCKETS.bucket)
+    .order_by(_BUCKETS.bucket)
 )
-_COUNT_RUNS = select(func.count()).select_from(LEVEL_RUNS).where(*_IN_WINDOW)
-_MIDDLE_RUNS = (
+_NTH_IN_BUCKET = (
     select(_RUNS.e2e_ms)
-    .where(*_IN_WINDOW)
+    .where(
+        _RUNS.downstream_repo == bindparam("repo"),
+        _RUNS.e2e_bucket == bindparam("bucket"),
+        _RUNS.day >= bindparam("first_day"),
+        _RUNS.day <= bindparam("last_day"),
+    )
     .order_by(_RUNS.e2e_ms)
-    .limit(bindparam("take"))
+    .limit(1)
     .offset(bindparam("skip"))
 )
 
@@ -66,14 +75,28 @@ def days_at(level: str, spans: tuple[LevelSpan, ...], now: datetime) -> int | No
 
 
 def _median_ms(connection: Connection, repo: str, first: date, last: date) -> Fraction | None:
-    """The median end-to-end time of a backend's runs in [first, last] (mean of two middles)."""
+    """The exact median end-to-end time of a backend's runs in [first, last].
+
+    The histogram says which bucket holds each middle rank (buckets are ordered by
+    time); only that bucket's runs are read, in order. An even count takes the mean of
+    the two middle values.
+    """
     window = {"repo": repo, "first_day": first, "last_day": last}
-    runs = int(connection.execute(_COUNT_RUNS, window).scalar_one())
+    counts = [(int(b), int(n)) for b, n in connection.execute(_WINDOW_COUNTS, window)]
+    runs = sum(n for _, n in counts)
     if runs == 0:
         return None
-    take = 1 if runs % 2 else 2
-    middle = connection.execute(_MIDDLE_RUNS, {**window, "take": take, "skip": (runs - 1) // 2})
-    values = [int(value) for value in middle.scalars()]
+    values = []
+    for rank in sorted({(runs + 1) // 2, runs // 2 + 1}):
+        below = 0
+        for bucket, n in counts:
+            if below + n >= rank:
+                skip = {"bucket": bucket, "skip": rank - below - 1}
+                values.append(
+                    int(connection.execute(_NTH_IN_BUCKET, {**window, **skip}).scalar_one())
+                )
+                break
+            below += n
     return Fraction(sum(values), len(values))
 
 

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-# Every backend's level ("L1".."L4") by repo, as the allowlist in force says.
-LevelLookup = Callable[[], Awaitable[Mapping[str, str]]]
+# Every backend's level ("L1".."L4") by repo, as the allowlist in force says; None when
+# no allowlist can be read (the status then takes the levels last reported).
+LevelLookup = Callable[[], Awaitable[Mapping[str, str] | None]]
 
 
 @dataclass(frozen=True)

@@ -127,7 +127,8 @@ class LevelStatusService:
     async def report(self, now: datetime | None = None) -> LevelReport:
         """Every backend's level, verdict, history and demotion, as of `now`."""
         moment = now or datetime.now(UTC)
-        levels = None if self.level_lookup is None else dict(await self.level_lookup())
+        found = None if self.level_lookup is None else await self.level_lookup()
+        levels = None if found is None else dict(found)
         backends = await to_thread.run_sync(
             read_backend_levels, self._engine, levels, self.criteria, moment
         )

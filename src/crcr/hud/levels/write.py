@@ -14,18 +14,19 @@ from typing import Any
 
 from sqlalchemy import Connection
 
+from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.levels.counted import (
-    LEVEL_COUNTERS,
     CountedJob,
     DayKey,
     LevelKey,
     counted_job,
     counts,
     daily_change,
-    end_to_end_ms,
+    run_row,
     supersedes,
 )
 from crcr.hud.levels.statements import COUNTED_KEY, LevelStatements, level_statements
+from crcr.hud.statements import RollupTable
 
 Write = tuple[Mapping[str, Any] | None, Mapping[str, Any], datetime]
 
@@ -51,7 +52,7 @@ def record_levels(connection: Connection, writes: Sequence[Write]) -> None:
         entry["first_seen_at"] = min(entry["first_seen_at"], now)
         entry["last_seen_at"] = max(entry.get("last_seen_at", now), now)
     if seen:
-        connection.execute(sql.touch_history, list(seen.values()))
+        execute_many(connection, sql.touch_history, list(seen.values()))
 
 
 def _recount(
@@ -63,8 +64,12 @@ def _recount(
     for _, row in pairs:
         commits[(row["downstream_repo"], row["run_id"], row["job_name"])] = row["head_sha"]
     keys = sorted(commits)
-    result = connection.execute(sql.select_counted, {"keys": keys}).mappings()
-    stored = {job.key: job for job in (CountedJob(**row) for row in result)}
+    stored: dict[LevelKey, CountedJob] = {}
+    for key in keys:
+        for row in fetch_rows(
+            connection, sql.select_counted, dict(zip(COUNTED_KEY, key, strict=True))
+        ):
+            stored[key] = CountedJob(**row)
     current: dict[LevelKey, CountedJob] = dict(stored)
     lost: set[LevelKey] = set()
     for _, row in pairs:
@@ -108,33 +113,37 @@ def _recount(
         else:
             upserts.append(after.as_row())
     if upserts:
-        connection.execute(sql.upsert_counted, upserts)
+        execute_many(connection, sql.upsert_counted, upserts)
     if deletes:
         connection.execute(sql.delete_counted, deletes)
-    _add_daily(connection, sql, changes)
+    _add(connection, sql.daily, changes, "jobs")
     runs = sorted({(key[0], key[1]) for key in keys if stored.get(key) != current.get(key)})
     if runs:
         _refresh_runs(connection, sql, runs)
 
 
-def _add_daily(
-    connection: Connection, sql: LevelStatements, changes: Mapping[DayKey, Mapping[str, int]]
+def _add(
+    connection: Connection,
+    table: RollupTable,
+    changes: Mapping[tuple[Any, ...], Mapping[str, int]],
+    size: str,
 ) -> None:
+    """Add each key's deltas to its rollup row; drop the rows left counting nothing."""
     deltas = {key: counters for key, counters in changes.items() if any(counters.values())}
     if not deltas:
         return
-    table = sql.daily
-    connection.execute(
-        table.add,
-        [
-            {"downstream_repo": repo, "day": day, **{c: d.get(c, 0) for c in LEVEL_COUNTERS}}
-            for (repo, day), d in deltas.items()
-        ],
-    )
+    rows = [
+        {
+            **dict(zip(table.key, key, strict=True)),
+            **{c: counters.get(c, 0) for c in table.counters},
+        }
+        for key, counters in deltas.items()
+    ]
+    execute_many(connection, table.add, rows)
     emptied = [
-        {"downstream_repo": repo, "day": day}
-        for (repo, day), d in deltas.items()
-        if d.get("jobs", 0) < 0
+        dict(zip(table.key, key, strict=True))
+        for key, counters in deltas.items()
+        if counters.get(size, 0) < 0
     ]
     if emptied:
         connection.execute(table.drop_empty, emptied)
@@ -143,24 +152,30 @@ def _add_daily(
 def _refresh_runs(
     connection: Connection, sql: LevelStatements, runs: list[tuple[str, str]]
 ) -> None:
-    """Recompute each run's end-to-end time from its counted jobs; drop runs left with none."""
-    facts = connection.execute(sql.run_facts, {"runs": runs}).mappings().all()
-    found = {(row["downstream_repo"], row["run_id"]) for row in facts}
-    if facts:
-        connection.execute(
-            sql.upsert_run,
-            [
-                {
-                    "downstream_repo": row["downstream_repo"],
-                    "run_id": row["run_id"],
-                    "day": row["day"],
-                    "e2e_ms": end_to_end_ms(
-                        row["first_start"], row["last_completion"], row["queue_ms"]
-                    ),
-                }
-                for row in facts
-            ],
-        )
-    gone = [{"downstream_repo": r, "run_id": i} for r, i in runs if (r, i) not in found]
+    """Recompute each run's end-to-end time from its counted jobs; drop runs left with none.
+
+    A minimum cannot be un-added, so a run is recomputed whole; its histogram entry
+    moves from the stored row's (day, bucket) to the new one's.
+    """
+    buckets: dict[tuple[Any, ...], dict[str, int]] = {}
+    upserts, gone = [], []
+    for repo, run_id in runs:
+        key = {"downstream_repo": repo, "run_id": run_id}
+        for old in fetch_rows(connection, sql.select_run, key):
+            if old["e2e_bucket"] is not None:
+                entry = buckets.setdefault((repo, old["day"], old["e2e_bucket"]), {"count": 0})
+                entry["count"] -= 1
+        facts = fetch_rows(connection, sql.run_facts, key)
+        if not facts:
+            gone.append(key)
+            continue
+        row = run_row(facts[0])
+        upserts.append(row)
+        if row["e2e_bucket"] is not None:
+            entry = buckets.setdefault((repo, row["day"], row["e2e_bucket"]), {"count": 0})
+            entry["count"] += 1
+    if upserts:
+        execute_many(connection, sql.upsert_run, upserts)
     if gone:
         connection.execute(sql.delete_run, gone)
+    _add(connection, sql.e2e_buckets, buckets, "count")

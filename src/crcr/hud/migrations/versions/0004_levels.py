@@ -1,7 +1,8 @@
 """Level status (SPEC §10): counted jobs, per-day level sums, runs' end-to-end times, history.
 
-Kept on write so that `GET /api/crcr/level-status` reads O(backends x days) rollup rows
-and one index range per backend for the end-to-end median, at any number of job rows.
+Kept on write so that `GET /api/crcr/level-status` reads O(backends x days) rollup rows,
+O(backends x days x buckets) histogram rows and one bucket's runs per backend for the
+exact end-to-end median, at any number of job rows.
 Existing job rows are counted into the new tables here.
 
 Revision ID: 0004
@@ -61,9 +62,19 @@ def upgrade() -> None:
         sa.Column("run_id", sa.String(40), primary_key=True),
         sa.Column("day", sa.Date(), nullable=False),
         sa.Column("e2e_ms", sa.BigInteger()),
+        sa.Column("e2e_bucket", sa.SmallInteger()),
     )
     op.create_index(
-        "ix_hud_level_runs_repo_day_e2e", "hud_level_runs", ["downstream_repo", "day", "e2e_ms"]
+        "ix_hud_level_runs_repo_bucket_day_e2e",
+        "hud_level_runs",
+        ["downstream_repo", "e2e_bucket", "day", "e2e_ms"],
+    )
+    op.create_table(
+        "hud_level_e2e_buckets",
+        sa.Column("downstream_repo", sa.String(200), primary_key=True),
+        sa.Column("day", sa.Date(), primary_key=True),
+        sa.Column("bucket", sa.SmallInteger(), primary_key=True),
+        sa.Column("count", sa.Integer(), nullable=False, server_default="0"),
     )
     op.create_table(
         "hud_level_history",
@@ -76,5 +87,11 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("hud_level_history", "hud_level_runs", "hud_level_daily", "hud_level_jobs"):
+    for table in (
+        "hud_level_history",
+        "hud_level_e2e_buckets",
+        "hud_level_runs",
+        "hud_level_daily",
+        "hud_level_jobs",
+    ):
         op.drop_table(table)
