@@ -209,7 +209,7 @@ async def open_runtime(
             **checks.queue_handlers,
             **confirmer.queue_handlers,
         },
-        on_finalised=[checks.on_accepted],
+        on_finalised=[checks.on_accepted, confirmer.on_accepted],
         extra_steps=[levels],
     )
     return Runtime(

@@ -5,6 +5,7 @@ answer on the HUD row, and turns a contradicted success of an L3/L4 job red.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -20,6 +21,10 @@ from tests.relay.checks_harness import (
 )
 
 from crcr.hud.models import Job
+from crcr.relay.allowlist.model import Level
+from crcr.relay.callback.deps import AcceptedCallback
+from crcr.relay.callback.hud_forwarder import Delivery
+from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.confirmer import CONFIRM_QUEUE
 from crcr.relay.sweeper.report import SweepReport
 from crcr.sandbox.github_jobs import ActionsJob
@@ -134,3 +139,30 @@ async def test_a_job_github_does_not_know_stays_unconfirmed(world: World) -> Non
     assert report_done(await world.settle()) is None
     assert hud_row(world, L4_REPO)["confirmed"] is None
     assert (await world.runtime.store.queue_stats(CONFIRM_QUEUE)).depth == 0
+
+
+async def test_a_completion_the_sweeper_redoes_is_confirmed_too(world: World) -> None:
+    """A relay that died before its hooks ran: the sweeper's redo queues the question."""
+    github_knows(world, L2_REPO, "completed", "failure")
+    confirmer = world.runtime.confirmer
+    assert confirmer is not None
+    workflow = {"name": "ci", "job_name": "test", "check_run_id": str(JOB_ID)}
+    redone = AcceptedCallback(
+        verified_repo=L2_REPO,
+        level=Level.L2,
+        body=None,
+        callback_payload={"workflow": {**workflow, "conclusion": "success"}},
+        record=None,
+        job_key="job-redone",
+        state=JobState.COMPLETED,
+        hud_body={"trusted": {}, "untrusted": {}},
+        hud_delivery=Delivery.QUEUED,
+        source="sweeper",
+        issuer_kind="github",
+    )
+
+    await confirmer.on_accepted(redone)
+    await confirmer.on_accepted(replace(redone, job_key="job-buildkite", issuer_kind="buildkite"))
+    await confirmer.on_accepted(replace(redone, job_key="job-zombie", state=JobState.TIMED_OUT))
+
+    assert (await world.runtime.store.queue_stats(CONFIRM_QUEUE)).depth == 1

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
 from crcr.github.client import GitHubClient
@@ -64,25 +64,30 @@ class ConclusionConfirmer:
         return {CONFIRM_QUEUE: self.handle_item}
 
     async def on_accepted(self, accepted: AcceptedCallback) -> None:
-        """Queue a confirmation for an accepted completion of a GitHub Actions job."""
-        body, key = accepted.body, accepted.job_key
+        """Queue a confirmation for an accepted completion of a GitHub Actions job.
+
+        Also a hook of the sweeper's, for a completion whose relay died before its hooks
+        ran; a job the sweeper timed out reported no conclusion to confirm.
+        """
+        key = accepted.job_key
         if (
-            body is None
-            or key is None
-            or accepted.source != "callback"
+            key is None
             or accepted.state is not JobState.COMPLETED
             or accepted.issuer_kind != "github"
             or accepted.level < Level.L2
         ):
             return
-        job_id = body.workflow.check_run_id
-        if not job_id or not job_id.isdigit():
+        workflow = accepted.callback_payload.get("workflow")
+        if not isinstance(workflow, Mapping):
+            return
+        job_id = str(workflow.get("check_run_id") or "")
+        if not job_id.isdigit():
             return
         payload = {
             "job_key": key,
             "repo": accepted.verified_repo,
             "job_id": int(job_id),
-            "reported": body.workflow.conclusion,
+            "reported": workflow.get("conclusion"),
             "level": str(accepted.level),
             "hud_body": dict(accepted.hud_body),
         }
