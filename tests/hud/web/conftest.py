@@ -1,4 +1,4 @@
-"""Fixtures for the page tests: a seeded live HUD and a place for screenshots."""
+"""Fixtures for the page tests: a seeded live HUD, Chromium, and a place for screenshots."""
 
 from __future__ import annotations
 
@@ -7,8 +7,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
 from tests.hud.web.harness import TOKEN, LiveServer, hud_app
+from tests.hud.web.screens import DESKTOP
 
 from crcr.hud.db import create_results_engine, migrate
 
@@ -36,3 +39,22 @@ def artifacts() -> Path:
     """Where screenshots go (git-ignored), for people and CI to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A real Chromium, one per test module."""
+    require_chromium()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab at desktop size."""
+    context = browser.new_context(viewport=DESKTOP)
+    tab = context.new_page()
+    yield tab
+    context.close()
