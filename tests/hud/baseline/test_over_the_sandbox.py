@@ -10,28 +10,16 @@ Scenario (SPEC §11), on real SQLite and real PostgreSQL results stores:
 
 from __future__ import annotations
 
-import asyncio
-import secrets
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 from sqlalchemy import Engine
-from starlette.routing import Mount
+from tests.sandbox_loop import Loop, running_loop, wait_for
 
-from crcr.app import create_app
-from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
-from crcr.sandbox.github_server import create_sandbox_app
-from crcr.sandbox.github_state import SandboxGitHub
-from crcr.sandbox.oidc_issuer import SandboxIssuer
-from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
-from crcr.sandbox.webhooks import WebhookDelivery, pull_request_event, push_event, send
-from crcr.settings import load_settings
+from crcr.sandbox.webhooks import pull_request_event, push_event
 
 UPSTREAM = "baseline-org/pytorch"
 XPU, NPU = "acme/xpu-backend", "acme/npu-backend"
@@ -59,108 +47,47 @@ ON_THE_PR = {
 }
 
 
-@dataclass
-class Loop:
-    """The running loop and handles on the sandbox side."""
-
-    relay_url: str
-    sandbox_url: str
-    secret: str
-    github: SandboxGitHub
-    ci: SimulatedCI
-    http: httpx.AsyncClient
-
-    async def webhook(self, event: str, payload: dict[str, Any]) -> None:
-        delivery = WebhookDelivery.build(event, payload, self.secret)
-        response = await send(self.http, f"{self.relay_url}/github/webhook", delivery)
-        assert response.status_code == 200, response.text
-
-    async def hud(self, path: str) -> Any:
-        response = await self.http.get(f"{self.relay_url}/api/crcr{path}")
-        response.raise_for_status()
-        return response.json()
-
-    async def jobs(self, event: str = "pull_request") -> list[dict[str, Any]]:
-        """Every job row of the PR (or of the push) the HUD shows, from its JSON API."""
-        if event == "pull_request":
-            view = await self.hud(f"/pr/{PR_NUMBER}")
-            return [job for backend in view["backends"] for job in backend["jobs"]]
-        cells = []
-        for repo in ON_MAIN:
-            page = await self.http.get(f"{self.relay_url}/api/crcr/backends/{repo}?event_type=push")
-            if page.status_code == 404:  # no result from this backend yet
-                continue
-            page.raise_for_status()
-            cells += [cell for row in page.json()["rows"] for cell in row["cells"].values()]
-        return cells
-
-    async def rerun_failed_jobs(self, repo: str) -> None:
-        """What a downstream maintainer does: re-run the failed jobs of the PR's run."""
-        [run] = [run for run in self.ci.runs(repo) if run.pr_number == PR_NUMBER]
-        token, _ = self.github.issue_token(self.github.installation_of_repo(repo).id)
-        response = await self.http.post(
-            f"{self.sandbox_url}/repos/{repo}/actions/runs/{run.run_id}/rerun-failed-jobs",
-            headers={"Authorization": f"token {token}"},
-        )
-        assert response.status_code == 201, response.text
+async def pr_jobs(loop: Loop) -> list[dict[str, Any]]:
+    """Every job row of the PR, as the HUD's JSON API shows them."""
+    view = await loop.hud(f"/pr/{PR_NUMBER}")
+    return [job for backend in view["backends"] for job in backend["jobs"]]
 
 
-async def wait_for(condition: Callable[[], Awaitable[bool]], within: float = 60.0) -> None:
-    deadline = time.monotonic() + within
-    while not await condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
+async def push_jobs(loop: Loop) -> list[dict[str, Any]]:
+    """The latest push result of every job, as the backend pages' JSON shows them."""
+    cells = []
+    for repo in ON_MAIN:
+        page = await loop.http.get(f"{loop.relay_url}/api/crcr/backends/{repo}?event_type=push")
+        if page.status_code == 404:  # no result from this backend yet
+            continue
+        page.raise_for_status()
+        cells += [cell for row in page.json()["rows"] for cell in row["cells"].values()]
+    return cells
+
+
+async def rerun_failed_jobs(loop: Loop, repo: str) -> None:
+    """What a downstream maintainer does: re-run the failed jobs of the PR's run."""
+    [run] = [run for run in loop.ci.runs(repo) if run.pr_number == PR_NUMBER]
+    token, _ = loop.github.issue_token(loop.github.installation_of_repo(repo).id)
+    response = await loop.http.post(
+        f"{loop.sandbox_url}/repos/{repo}/actions/runs/{run.run_id}/rerun-failed-jobs",
+        headers={"Authorization": f"token {token}"},
+    )
+    assert response.status_code == 201, response.text
 
 
 @pytest.fixture
 async def loop(tmp_path: Path, engine: Engine, store_url: str) -> AsyncIterator[Loop]:
-    """Sandbox, relay + HUD on the store under test (emptied first), simulated CI."""
-    sandbox_socket, relay_socket = bind_socket("127.0.0.1", 0), bind_socket("127.0.0.1", 0)
-    sandbox_url = socket_url(sandbox_socket)
-    github = SandboxGitHub()
-    github.install_app(UPSTREAM, *ON_MAIN)
-    issuer = SandboxIssuer(f"{sandbox_url}/oidc")
-    (tmp_path / "allowlist.yaml").write_text(f"L2:\n  - {XPU}\n  - {NPU}\n")
-    secret = secrets.token_urlsafe(16)
-    settings = load_settings(
-        upstream_repo=UPSTREAM,
-        webhook_secret=secret,
-        github_app_id=str(github.app.app_id),
-        github_app_private_key=github.app.private_key_pem,
-        github_api_url=sandbox_url,
-        allowlist=str(tmp_path / "allowlist.yaml"),
-        oidc_issuers=[{"issuer": issuer.issuer, "kind": "github"}],
-        redis_url=None,
-        data_dir=tmp_path,
-        database_url=store_url,
-        hud_url=None,
-        hud_token=secrets.token_urlsafe(16),
-    )
-    sandbox = EmbeddedServer(
-        create_sandbox_app(github, extra_routes=[Mount("/oidc", routes=issuer.routes())]),
-        sandbox_socket,
-        lifespan="off",
-    )
-    relay = EmbeddedServer(create_app(settings), relay_socket)
-    await sandbox.start()
-    await relay.start()
-    ci = SimulatedCI(
-        github,
-        issuer,
-        callback_url=f"{relay.url}/github/callback",
+    """The loop with its HUD on the store under test (emptied by `engine` first)."""
+    async with running_loop(
+        tmp_path,
+        upstream=UPSTREAM,
+        allowlist=f"L2:\n  - {XPU}\n  - {NPU}\n",
         workflows=ON_MAIN,
+        database_url=store_url,
         seed=11,
-        work_dir=tmp_path / "runners",
-        poll_interval=0.05,
-    )
-    await ci.start()
-    try:
-        async with httpx.AsyncClient(timeout=30) as http:
-            yield Loop(relay.url, sandbox_url, secret, github, ci, http)
-    finally:
-        await ci.stop()
-        await relay.stop()
-        await sandbox.stop()
+    ) as running:
+        yield running
 
 
 def verdicts(jobs: list[dict[str, Any]]) -> dict[tuple[str, str, int], str | None]:
@@ -170,34 +97,35 @@ def verdicts(jobs: list[dict[str, Any]]) -> dict[tuple[str, str, int], str | Non
 async def test_each_failed_pr_job_is_judged_against_main_through_the_whole_loop(
     loop: Loop,
 ) -> None:
-    await loop.webhook("push", push_event(repo=UPSTREAM, after=MAIN_SHA))
+    sent = await loop.webhook("push", push_event(repo=UPSTREAM, after=MAIN_SHA))
+    assert sent.status_code == 200, sent.text
 
     async def main_reported() -> bool:
-        cells = await loop.jobs("push")
+        cells = await push_jobs(loop)
         return len(cells) == 4 and all(cell["status"] == "completed" for cell in cells)
 
     await wait_for(main_reported)
 
     loop.ci.workflows.update({repo.lower(): spec for repo, spec in ON_THE_PR.items()})
     pr = pull_request_event("opened", repo=UPSTREAM, number=PR_NUMBER, head_sha=HEAD_SHA)
-    await loop.webhook("pull_request", pr)
+    assert (await loop.webhook("pull_request", pr)).status_code == 200
 
     async def pr_reported(rows: int) -> bool:
-        jobs = await loop.jobs()
+        jobs = await pr_jobs(loop)
         return len(jobs) == rows and all(job["status"] == "completed" for job in jobs)
 
     await wait_for(lambda: pr_reported(4))
-    assert verdicts(await loop.jobs()) == {
+    assert verdicts(await pr_jobs(loop)) == {
         (XPU, "X", 1): "already_failing",
         (XPU, "Y", 1): "new",
         (XPU, "Z", 1): "new",
         (NPU, "test", 1): "unknown",
     }
 
-    await loop.rerun_failed_jobs(XPU)
+    await rerun_failed_jobs(loop, XPU)
     await wait_for(lambda: pr_reported(7))
 
-    assert verdicts(await loop.jobs()) == {
+    assert verdicts(await pr_jobs(loop)) == {
         (XPU, "X", 1): "already_failing",
         (XPU, "X", 2): "already_failing",
         (XPU, "Y", 1): "new",

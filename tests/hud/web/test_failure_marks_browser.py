@@ -5,16 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
 from tests.hud.web import failures_seed
 from tests.hud.web.failures_seed import NORTHWIND, PR, ROCM, SAFE_LOG, ZETA
-from tests.hud.web.harness import TOKEN, LiveServer, hud_app
+from tests.hud.web.harness import seeded_hud
 from tests.hud.web.screens import snapshot
-from tests.hud.web.seed import Clock
-
-from crcr.hud.db import create_results_engine, migrate
 
 pytestmark = pytest.mark.browser
 
@@ -22,16 +18,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """A live HUD (SQLite file) holding the failures of `failures_seed`, posted over HTTP."""
-    engine = create_results_engine(f"sqlite:///{tmp_path_factory.mktemp('hud') / 'hud.db'}")
-    migrate(engine)
-    clock = Clock()
-    try:
-        with LiveServer(hud_app(engine, clock)) as server:
-            with httpx.Client(base_url=server.url) as client:
-                failures_seed.seed(client, TOKEN, clock)
-            yield server.url
-    finally:
-        engine.dispose()
+    with seeded_hud(tmp_path_factory.mktemp("hud") / "hud.db", failures_seed.seed) as url:
+        yield url
 
 
 def job_row(page: Page, repo: str, job: str) -> object:
