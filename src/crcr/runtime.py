@@ -23,6 +23,7 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
@@ -55,6 +56,7 @@ class Runtime:
     callback: CallbackDeps
     sweeper: Sweeper
     checks: CheckPublisher | None = None
+    confirmer: ConclusionConfirmer | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -114,7 +116,12 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
     )
-    checks = CheckPublisher(store=store, github=github, allowlist=source.get, settings=settings)
+    checks = CheckPublisher(
+        store=store, github=github, allowlist=source.get, settings=settings, baseline=hud
+    )
+    confirmer = ConclusionConfirmer(
+        store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl
+    )
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -135,7 +142,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
     )
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
@@ -147,6 +154,7 @@ async def open_runtime(
         queue_handlers={
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
+            **confirmer.queue_handlers,
         },
         on_finalised=[checks.on_accepted],
     )
@@ -163,6 +171,7 @@ async def open_runtime(
         callback=callback,
         sweeper=sweeper,
         checks=checks,
+        confirmer=confirmer,
         _closers=closers,
     )
 
