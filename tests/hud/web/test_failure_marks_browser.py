@@ -47,7 +47,7 @@ def test_each_failed_job_carries_a_mark_in_words_and_colour(page: Page, hud_url:
     page.goto(f"{hud_url}/crcr/pr/{PR}")
 
     marks = {
-        (NORTHWIND, "test"): ("new", "▲ new failure: passed on main", "tone-bad"),
+        (NORTHWIND, "test"): ("new", "▲ new failure: not seen on main", "tone-bad"),
         (ROCM, "test"): ("already_failing", "≡ already failing on main", "tone-warn"),
         (ROCM, "lint"): ("flaky", "↻ flaky: passed on re-run", "tone-running"),
         (ZETA, "test"): ("unknown", "? no result from main to compare", "tone-muted"),
