@@ -4,12 +4,14 @@ Run: `python -m bench.hud_store --rows N --db URL` (URL: `sqlite:///path.db` or 
 `postgresql://` URL; PostgreSQL runs in a private schema that is dropped afterwards).
 
 1. Bulk-load N job rows spread over `--days` days and `--backends` backends, with their
-   rollups computed by the same pure code as the write path (`crcr.hud.rollups`).
+   rollups computed by the same pure code as the write path (`crcr.hud.rollups`) and
+   the level rollups by migration 0004's backfill (`crcr.hud.levels.backfill`). Half
+   the backends are L2 (judged over 14 days), half L3 (7 days).
 2. Ingest `--ingest` bodies (in_progress then completed) through `HudIngestor`, the real
    write path, with `--concurrency` callers: rows written per second.
-3. Time the summary endpoint (HTTP, in-process ASGI), the backend page query, and the
-   baseline the reference HUD's approach implies: one GROUP BY over every job row in the
-   window.
+3. Time the summary and level-status endpoints (HTTP, in-process ASGI), the backend
+   page query, and the baseline the reference HUD's approach implies: one GROUP BY over
+   every job row in the window.
 4. Time the baseline verdicts of one PR with 50 failed jobs (`bench.baseline_verdicts`).
 
 One commit in 20 is a push (the default branch's results, which baseline verdicts
@@ -38,6 +40,7 @@ from bench.baseline_verdicts import time_baseline
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.ingest import HudIngestor
+from crcr.hud.levels.backfill import backfill_levels
 from crcr.hud.merge import row_facts
 from crcr.hud.models import JOBS, Job
 from crcr.hud.queries import HudQueries
@@ -64,7 +67,7 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
         yield {
             "job_key": f"bench-{index}",
             "downstream_repo": repo,
-            "downstream_repo_level": "L3",
+            "downstream_repo_level": f"L{2 + commit % backends % 2}",
             "upstream_repo": "pytorch/pytorch",
             "event_type": "push" if push else "pull_request",
             "pr_number": 0 if push else 100_000 + commit // backends,
@@ -137,7 +140,8 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
         connection.execute(
             text(
                 "INSERT INTO hud_backends (repo, level, first_seen_at, last_run_at) "
-                "SELECT downstream_repo, 'L3', MIN(activity_at), MAX(activity_at) "
+                "SELECT downstream_repo, MAX(downstream_repo_level), MIN(activity_at), "
+                "MAX(activity_at) "
                 "FROM hud_jobs GROUP BY downstream_repo"
             )
         )
@@ -149,6 +153,9 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
                 "GROUP BY downstream_repo, pr_number, head_sha"
             )
         )
+        levels_started = time.perf_counter()
+        backfill_levels(connection)
+        print(f"level rollups backfilled in {time.perf_counter() - levels_started:.1f} s")
     with engine.begin() as connection:
         connection.execute(text("ANALYZE"))
     return time.perf_counter() - started
@@ -278,7 +285,12 @@ async def run(args: argparse.Namespace) -> None:
                 response = await http.get(f"/api/crcr/summary?days={args.window}")
                 response.raise_for_status()
 
+            async def level_status() -> None:
+                response = await http.get("/api/crcr/level-status")
+                response.raise_for_status()
+
             summary_ms = await timed(summary, args.samples)
+            levels_ms = await timed(level_status, args.samples)
         queries = HudQueries(engine)
         page_ms = await timed(lambda: queries.backend("org3/backend", args.window), args.samples)
         since = datetime.combine(
@@ -289,6 +301,7 @@ async def run(args: argparse.Namespace) -> None:
         )
         for name, samples in (
             (f"summary API ({args.window} d)", summary_ms),
+            ("level-status API", levels_ms),
             ("backend page query", page_ms),
         ):
             print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")

@@ -55,7 +55,10 @@ WORKFLOWS = {
 }
 
 DEMO_COMMAND = [sys.executable, "-m", "crcr", "demo"]
-DEMO_OPTIONS = ["--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"]
+DEMO_OPTIONS = [
+    *("--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"),
+    *("--history", "1"),
+]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "end-to-end"
 
 

@@ -19,12 +19,12 @@ from tests.sandbox.test_simulated_ci import (
     issuer,
     pr_dispatch,
     relay_client,
+    sandbox_api,
     signing_key,
     simulated_ci,
     wait_until,
 )
 
-from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.simulated_ci_model import JobSpec, OutcomeRates, WorkflowSpec
@@ -110,13 +110,7 @@ async def test_another_repos_job_or_an_unknown_id_is_not_found(
     callbacks: Callbacks,
 ) -> None:
     job_id = await run_one_job(github, issuer, relay_client, callbacks)
-    installation = github.installation_of_repo("acme/other")
-    token, _ = github.issue_token(installation.id)
-    async with httpx.AsyncClient(
-        transport=httpx.ASGITransport(app=create_sandbox_app(github)),
-        base_url="http://github.test",
-        headers={"authorization": f"token {token}"},
-    ) as other:
+    async with sandbox_api(github, "acme/other") as other:
         elsewhere = await other.get(f"/repos/acme/other/actions/jobs/{job_id}")
         unknown = await other.get("/repos/acme/other/actions/jobs/1")
 

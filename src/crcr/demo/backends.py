@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
 
 DEMO_UPSTREAM = "crcr-demo/pytorch"
 """A made-up upstream, so that links on the dashboard never point at real pull requests."""
+
+DEGRADING_BACKEND = "lumen-ai/mlu-torch"
+"""The backend whose failure rate rises during the demo, until it is temporarily demoted.
+
+The others' outcome rates keep them inside the level criteria (SPEC §10): fewer than
+1 % of their L3/L4 jobs hang, and at least 90 % pass."""
 
 _MINUTE = 60.0
 
@@ -99,7 +105,7 @@ DEMO_BACKENDS: tuple[DemoBackend, ...] = (
                     test_names=OP_TESTS,
                 ),
             ),
-            outcomes=OutcomeRates(failure=0.04, flaky=0.04, hang=0.01),
+            outcomes=OutcomeRates(failure=0.02, flaky=0.03, hang=0.004),
             queue_delay=Duration.uniform(10, 120),
             triage=True,
         ),
@@ -117,7 +123,7 @@ DEMO_BACKENDS: tuple[DemoBackend, ...] = (
                     "test",
                     _minutes(9),
                     tests=600,
-                    outcomes=OutcomeRates(flaky=0.12),
+                    outcomes=OutcomeRates(flaky=0.05),
                     test_names=OP_TESTS,
                 ),
             ),
@@ -150,12 +156,18 @@ DEMO_BACKENDS: tuple[DemoBackend, ...] = (
         WorkflowSpec(
             "metal",
             jobs=(JobSpec("test", _minutes(6), tests=500),),
-            outcomes=OutcomeRates(failure=0.03, hang=0.005),
+            outcomes=OutcomeRates(failure=0.03, hang=0.002),
             queue_delay=Duration.uniform(5, 30),
         ),
         oncalls=("ray-fabrikam",),
     ),
 )
+
+
+def degraded(workflow: WorkflowSpec, failure: float = 0.8) -> WorkflowSpec:
+    """The same workflow failing far more often (a regression landed downstream)."""
+    jobs = tuple(replace(job, outcomes=None) for job in workflow.jobs)
+    return replace(workflow, jobs=jobs, outcomes=OutcomeRates(failure=failure))
 
 
 def devices(backends: Sequence[DemoBackend] = DEMO_BACKENDS) -> list[str]:

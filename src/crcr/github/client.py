@@ -194,6 +194,18 @@ class GitHubClient:
 
         return await self._http.request(method, target, auth=auth, refresh_auth=refresh, **options)
 
+    async def repo_request(
+        self, method: str, repo: str, subpath: str = "", **options: Any
+    ) -> httpx.Response:
+        """Call `/repos/{repo}{subpath}` as the App; for the feature modules beside this one."""
+        return await self._repo_call(method, repo, subpath, **options)
+
+    async def repo_pages(
+        self, repo: str, subpath: str, params: Mapping[str, str], **options: Any
+    ) -> list[dict[str, Any]]:
+        """Every item of a listing under `/repos/{repo}`, across its pages."""
+        return await self._pages(repo, subpath, None, params, **options)
+
     async def _pages(
         self, repo: str, subpath: str, key: str | None, params: Mapping[str, str], **options: Any
     ) -> list[dict[str, Any]]:

@@ -200,6 +200,25 @@ class SandboxGitHub:
         with self.lock:
             return list(self.repo(full_name).comments.get(number, []))
 
+    def pulls(self, full_name: str, *, state: str = "all") -> list[dict[str, Any]]:
+        """Pull requests as stored (number, state, title, body, head, base, labels)."""
+        with self.lock:
+            pulls = sorted(self.repo(full_name).pulls.values(), key=lambda p: p["number"])
+            return [dict(p) for p in pulls if state in ("all", p["state"])]
+
+    def file_text(self, full_name: str, path: str, ref: str | None = None) -> str | None:
+        """A file's text on a branch (default: the default branch), or None."""
+        with self.lock:
+            repo = self.repo(full_name)
+            data = repo.files.get((ref or repo.default_branch, path.strip("/")))
+        return None if data is None else data.decode()
+
+    def branches(self, full_name: str) -> list[str]:
+        """Every branch that has files or a commit."""
+        with self.lock:
+            repo = self.repo(full_name)
+            return sorted({ref for ref, _ in repo.files} | set(repo.refs))
+
     # --- used by the routes ------------------------------------------------------
     def verify_app(self, token: str) -> None:
         """Accept a valid App JWT or raise 401."""

@@ -152,6 +152,10 @@ class SimulatedCI:
         await self.stop()
 
     # --- inspection ----------------------------------------------------------------
+    def replace_workflow(self, repo: str, spec: WorkflowSpec) -> None:
+        """Run `spec` for `repo`'s later dispatches (the demo degrades a backend mid-run)."""
+        self.workflows[repo.lower()] = spec
+
     def runs(self, repo: str | None = None) -> list[SimulatedRun]:
         """Runs started so far, oldest first."""
         return [r for r in self._runs.values() if repo is None or r.repo.lower() == repo.lower()]

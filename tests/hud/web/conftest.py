@@ -9,8 +9,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
-from tests.hud.web.harness import seeded_hud
-from tests.hud.web.screens import DESKTOP
+from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 
@@ -18,7 +17,8 @@ ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 @pytest.fixture(scope="module")
 def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a live HUD (SQLite file) holding `seed.RESULTS`, posted over HTTP."""
-    with seeded_hud(tmp_path_factory.mktemp("hud") / "hud.db", seed.seed) as url:
+    database = tmp_path_factory.mktemp("hud") / "hud.db"
+    with seeded_hud(database, seed.seed, demotion_lookup=seed.DemotionsForTests()) as url:
         yield url
 
 
@@ -31,7 +31,7 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Browser]:
-    """A real Chromium, one per test module."""
+    """A real Chromium (tests/browser.py), shared by a module's page tests."""
     require_chromium()
     with sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)

@@ -9,8 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 from tests.hud.web import failures_seed
 from tests.hud.web.failures_seed import NORTHWIND, PR, ROCM, SAFE_LOG, ZETA
-from tests.hud.web.harness import seeded_hud
-from tests.hud.web.screens import snapshot
+from tests.hud.web.harness import seeded_hud, snapshot
 
 pytestmark = pytest.mark.browser
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, expect
 from tests.hud.web import seed
-from tests.hud.web.screens import snapshot
+from tests.hud.web.harness import snapshot
 
 pytestmark = pytest.mark.browser
 

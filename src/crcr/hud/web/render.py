@@ -68,6 +68,7 @@ def render(template: str, *, prefix: str, upstream_repo: str, section: str, **co
     _, version = stylesheet()
     nav = (
         ("summary", "Backends", prefix),
+        ("levels", "Levels", f"{prefix}/levels"),
         ("metrics", "Latency", f"{prefix}/metrics"),
         ("nightly", "Nightly", f"{prefix}/nightly"),
     )

@@ -74,6 +74,7 @@ class JobReport:
     failed_total: int = 0
     issuer_kind: str | None = None
     check_run_id: str | None = None
+    started_at: float | None = None
 
     @property
     def check_name(self) -> str:
@@ -127,6 +128,7 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
     url = workflow.get("url")
     failed_tests, failed_total = _failed_tests(workflow.get("test_results"))
     check_run_id = workflow.get("check_run_id")
+    started = data.get("in_progress_at")
     return JobReport(
         job_key=job_key,
         repo=str(data.get("verified_repo") or record.get("repo") or ""),
@@ -145,6 +147,7 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
         failed_total=failed_total,
         issuer_kind=str(data["issuer_kind"]) if data.get("issuer_kind") else None,
         check_run_id=str(check_run_id) if check_run_id else None,
+        started_at=float(started) if isinstance(started, int | float) else None,
     )
 
 

@@ -26,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
 
 from prometheus_client import Counter
 
@@ -64,6 +66,20 @@ CHECK_RUNS = Counter(
 )
 
 
+class JobLevels(Protocol):
+    """The level a job is treated at, which a temporary demotion lowers (SPEC §10.1)."""
+
+    async def level_for_job(self, repo: str, level: Level, started_at: float | None) -> Level:
+        """`level` as recorded when the job started, or lower while its backend is demoted."""
+
+
+class RecordedLevels:
+    """No demotions: every job keeps the level recorded when it started."""
+
+    async def level_for_job(self, repo: str, level: Level, started_at: float | None) -> Level:
+        return level
+
+
 def check_item_id(job_key: str, state: JobState) -> str:
     """The queue item (and mark) of one job transition."""
     return f"{job_key}:{state}"
@@ -79,6 +95,7 @@ class CheckPublisher:
         github: GitHubClient,
         allowlist: Callable[[], Awaitable[Allowlist]],
         settings: Settings,
+        levels: JobLevels | None = None,
         inline_budget: float = 1.0,
         inline_grace: float = 10.0,
         backfill_budget: float = 3.0,
@@ -88,6 +105,7 @@ class CheckPublisher:
         self._store = store
         self._github = github
         self._allowlist = allowlist
+        self._levels = levels or RecordedLevels()
         self._upstream = settings.upstream_repo
         self._ttl = settings.status_ttl
         self.inline_budget = inline_budget
@@ -182,7 +200,9 @@ class CheckPublisher:
         if not await self._wanted(report, allowlist):
             CHECK_RUNS.labels(result="unwanted").inc()
             return HandlerResult.DONE
-        notes = await self.notes.notes_for(report, max_retries=max_retries)
+        # A demoted L4 backend's job is treated as L3's: no automatic re-run either.
+        level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
+        notes = await self.notes.notes_for(replace(report, level=level), max_retries=max_retries)
         try:
             created = await self._github.create_check_run(
                 self._upstream, max_retries=max_retries, **check_run_fields(report, notes)
@@ -211,14 +231,16 @@ class CheckPublisher:
             await self._try_inline(item_id, job_key, state, budget=self.inline_budget)
 
     async def _wanted(self, report: JobReport, allowlist: Allowlist) -> bool:
+        """Whether the job gets check runs, at the level it is treated at (demotions)."""
+        level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
-        if wanted_by_rule(report.level, device, report.labels, flagged=False):
+        if wanted_by_rule(level, device, report.labels, flagged=False):
             return True
-        if report.level != Level.L3:
+        if level != Level.L3:
             return False
         repo = _spelling(allowlist, report.repo)
         flagged = await self._store.has_flag(CHECKS_WANTED_FLAG, report.head_sha, repo)
-        return wanted_by_rule(report.level, device, report.labels, flagged=flagged)
+        return wanted_by_rule(level, device, report.labels, flagged=flagged)
 
     async def _queue(
         self, job_key: str, state: JobState, *, item_id: str | None = None

@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0003"  # lead: re-point to 0004_levels at merge
+down_revision = "0004"  # re-pointed to 0004_levels when levels-relay was merged into failures-relay
 branch_labels = None
 depends_on = None
 
