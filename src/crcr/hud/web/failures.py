@@ -26,7 +26,7 @@ class Mark:
 
 
 MARKS = {
-    "new": Mark("new", "▲", "new", "new failure: passed on main", "bad"),
+    "new": Mark("new", "▲", "new", "new failure: not seen on main", "bad"),
     "already_failing": Mark("already_failing", "≡", "on main", "already failing on main", "warn"),
     "flaky": Mark("flaky", "↻", "flaky", "flaky: passed on re-run", "running"),
     "unknown": Mark("unknown", "?", "no baseline", "no result from main to compare", "muted"),

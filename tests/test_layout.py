@@ -1,0 +1,125 @@
+"""The package's shape, as docs/architecture.md promises it.
+
+Modules small enough to read in one sitting, no import circles (a circle means a
+responsibility sits in the wrong module), and every sub-package named in the
+architecture doc's folder table with its role.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "src"
+PACKAGE = SOURCE / "crcr"
+MAX_MODULE_LINES = 400
+
+
+def _modules() -> dict[str, Path]:
+    modules: dict[str, Path] = {}
+    for path in PACKAGE.rglob("*.py"):
+        parts = path.relative_to(SOURCE).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        modules[name] = path
+    return modules
+
+
+def _imported(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
+    """Every crcr module `name` imports, lazily or not (a lazy import still ties the two)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            for alias in node.names:
+                target = f"{base}.{alias.name}"
+                if target in modules:
+                    yield target
+                elif base in modules:
+                    yield base
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    for root in graph:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    component = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        component.append(member)
+                        if member == node:
+                            break
+                    if len(component) > 1:
+                        circles.append(sorted(component))
+    return circles
+
+
+def test_no_module_is_longer_than_one_sitting() -> None:
+    lengths = {name: len(path.read_text().splitlines()) for name, path in _modules().items()}
+    assert {name: n for name, n in lengths.items() if n > MAX_MODULE_LINES} == {}
+
+
+def test_no_two_modules_import_each_other_even_through_others() -> None:
+    modules = _modules()
+    graph = {name: set(_imported(name, path, modules)) - {name} for name, path in modules.items()}
+    assert _circles(graph) == []
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_every_module_says_what_it_is_for() -> None:
+    undocumented = [
+        name
+        for name, path in _modules().items()
+        if path.stat().st_size and ast.get_docstring(ast.parse(path.read_text())) is None
+    ]
+    assert undocumented == []
+
+
+def test_the_architecture_doc_lists_every_sub_package_with_its_role() -> None:
+    table = (ROOT / "docs" / "architecture.md").read_text()
+    listed = set(re.findall(r"^\| `src/(crcr/[\w/]+)/` \| \S", table, flags=re.MULTILINE))
+    packages = {
+        str(path.parent.relative_to(SOURCE))
+        for path in PACKAGE.rglob("__init__.py")
+        if path.parent != PACKAGE and path.parent.name != "versions"
+    }
+    assert packages - listed == set()
+    assert listed - packages == set()
