@@ -166,3 +166,30 @@ async def test_a_completion_the_sweeper_redoes_is_confirmed_too(world: World) ->
     await confirmer.on_accepted(replace(redone, job_key="job-zombie", state=JobState.TIMED_OUT))
 
     assert (await world.runtime.store.queue_stats(CONFIRM_QUEUE)).depth == 1
+
+
+async def test_without_the_actions_permission_the_job_stays_unconfirmed(world: World) -> None:
+    github_knows(world, L4_REPO, "completed", "failure")
+    world.sandbox.inject_fault(
+        "*/actions/jobs/*",
+        status=403,
+        body={"message": "Resource not accessible by integration"},
+    )
+    await job_reports(world, L4_REPO, "success")
+
+    report = await world.settle()
+
+    assert report.handled[CONFIRM_QUEUE] == {"done": 1}
+    assert hud_row(world, L4_REPO)["confirmed"] is None
+    assert world.latest(CHECK)["conclusion"] == "success"
+
+
+async def test_a_github_outage_is_asked_again(world: World) -> None:
+    github_knows(world, L4_REPO, "completed", "success")
+    world.sandbox.inject_fault("*/actions/jobs/*", status=502)
+    await job_reports(world, L4_REPO, "success")
+
+    report = await world.settle()
+
+    assert report.handled[CONFIRM_QUEUE] == {"retry": 1}
+    assert hud_row(world, L4_REPO)["confirmed"] is None

@@ -13,13 +13,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 
 from crcr.github.client import GitHubClient
-from crcr.github.errors import GitHubNotFound
+from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound
 from crcr.relay.allowlist.model import Level
 from crcr.relay.callback.deps import AcceptedCallback
-from crcr.relay.callback.hud_forwarder import HudForwarder
+from crcr.relay.callback.hud_body import iso_utc
+from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
 from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.confirmation import confirm, confirmed_body
 from crcr.relay.checks.notes_source import CONTRADICTIONS
@@ -94,7 +94,7 @@ class ConclusionConfirmer:
         await self._store.enqueue(CONFIRM_QUEUE, f"{key}:confirm", payload, delay=self.delay)
 
     async def handle_item(self, item: LeasedItem) -> HandlerResult:
-        """Ask GitHub once; retry while the job runs; a GitHub outage raises (retried)."""
+        """Ask GitHub once; retry while the job runs or GitHub is unwell."""
         payload = item.payload
         repo, job_id = str(payload["repo"]), int(payload["job_id"])
         try:
@@ -102,17 +102,25 @@ class ConclusionConfirmer:
         except GitHubNotFound:
             log.info("GitHub has no job %s in %s; its conclusion stays unconfirmed", job_id, repo)
             return HandlerResult.DONE
+        except GitHubForbidden as exc:
+            # The App lacks the Actions permission there: asking again will not help.
+            log.warning("cannot read job %s in %s (%s); left unconfirmed", job_id, repo, exc)
+            return HandlerResult.DONE
+        except GitHubError as exc:
+            log.warning("asking GitHub for job %s in %s failed, will retry: %s", job_id, repo, exc)
+            return HandlerResult.RETRY
         confirmation = confirm(payload.get("reported"), job)
         if confirmation is None:
             if item.attempts + 1 >= MAX_ATTEMPTS:
                 log.info("job %s in %s never finished on GitHub; left unconfirmed", job_id, repo)
                 return HandlerResult.DONE
             return HandlerResult.RETRY
-        checked_at = datetime.fromtimestamp(self._clock(), UTC).isoformat(timespec="seconds")
         update = confirmed_body(
-            payload["hud_body"], confirmation, checked_at=checked_at.replace("+00:00", "Z")
+            payload["hud_body"], confirmation, checked_at=iso_utc(self._clock())
         )
-        await self._forwarder.forward(update)
+        result = await self._forwarder.forward(update)
+        if result.delivery is Delivery.REJECTED:
+            log.warning("the HUD refused job %s's confirmation: %s", job_id, result.message)
         if confirmation.confirmed is False:
             log.warning(
                 "job %s in %s reported %s, GitHub says %s",
