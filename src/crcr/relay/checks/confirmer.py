@@ -32,7 +32,7 @@ CONFIRM_QUEUE = "confirm"
 CONFIRM_DELAY = 10.0
 """Seconds before the first question: the job's last steps usually end by then."""
 MAX_ATTEMPTS = 12
-"""With the sweeper's backoff (5 s doubling, capped at 15 min) about two hours of asking."""
+"""With the sweeper's backoff (5 s doubling, jittered) 30 to 60 minutes of asking."""
 
 Republish = Callable[[str, str], Awaitable[None]]
 
