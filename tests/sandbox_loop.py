@@ -67,8 +67,12 @@ async def running_loop(
     workflows: Mapping[str, WorkflowSpec],
     database_url: str | None = None,
     seed: int = 7,
+    **setting_overrides: Any,
 ) -> AsyncIterator[Loop]:
-    """Start the loop (relay state in SQLite under `work_dir`), yield it, stop it."""
+    """Start the loop (relay state in SQLite under `work_dir`), yield it, stop it.
+
+    `setting_overrides` are further relay settings (`load_settings` keywords).
+    """
     sandbox_socket, relay_socket = bind_socket("127.0.0.1", 0), bind_socket("127.0.0.1", 0)
     sandbox_url = socket_url(sandbox_socket)
     github = SandboxGitHub()
@@ -89,6 +93,7 @@ async def running_loop(
         database_url=database_url,
         hud_url=None,
         hud_token=secrets.token_urlsafe(16),
+        **setting_overrides,
     )
     sandbox = EmbeddedServer(
         create_sandbox_app(github, extra_routes=[Mount("/oidc", routes=issuer.routes())]),

@@ -8,6 +8,8 @@ import pytest
 from tests.relay import callback_harness
 from tests.relay.checks_harness import L3_REPO, L4_REPO, RUN_ID, World, sandbox_app, world
 
+from crcr.relay.checks.flake_rerun import RERUN_QUEUE
+
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 __all__ = ["sandbox_app", "world"]
 
@@ -136,3 +138,37 @@ async def test_the_failed_check_names_the_tests_the_baseline_and_links_the_hud(
     # The in-process HUD has no push result of the default branch to compare with.
     assert "Baseline: no baseline result to compare with." in summary
     assert "(https://hud.example.org/crcr/pr/77)" in summary
+
+
+async def test_a_run_still_going_gets_its_re_run_from_the_queue(world: World) -> None:
+    """The job reports from inside itself: GitHub says "already running" at first."""
+    world.sandbox.add_workflow_run(L4_REPO, RUN_ID, status="in_progress", conclusion=None)
+    delivery = await world.pull_request()
+    await world.report(L4_REPO, delivery, "in_progress")
+    await world.report(L4_REPO, delivery, "completed", "failure")
+    assert world.sandbox.reruns(L4_REPO) == []
+    assert world.latest(CHECK)["output"]["title"] == "Re-running to confirm"
+
+    world.sandbox.set_run_status(L4_REPO, RUN_ID, "completed", "failure")
+    report = await world.settle()
+
+    assert report.handled[RERUN_QUEUE] == {"done": 1}
+    (rerun,) = world.sandbox.reruns(L4_REPO)
+    assert rerun.kind == "rerun-failed-jobs"
+    await second_attempt(world, delivery, "success")
+    assert world.latest(CHECK)["output"]["title"] == "Success (flaky)"
+
+
+async def test_a_queued_re_run_github_refuses_fails_the_check(world: World) -> None:
+    world.sandbox.add_workflow_run(L4_REPO, RUN_ID, status="in_progress", conclusion=None)
+    delivery = await world.pull_request()
+    await world.report(L4_REPO, delivery, "in_progress")
+    await world.report(L4_REPO, delivery, "completed", "failure")
+    world.sandbox.inject_fault("*/rerun-failed-jobs", status=404)
+
+    await world.settle()
+
+    check = world.latest(CHECK)
+    assert (check["status"], check["conclusion"]) == ("completed", "failure")
+    assert "re-running" not in check["output"]["summary"]
+    assert world.sandbox.reruns(L4_REPO) == []

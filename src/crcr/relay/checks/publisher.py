@@ -45,7 +45,7 @@ from crcr.relay.checks.check_runs import (
     report_from_job,
 )
 from crcr.relay.checks.check_runs import wants_check_run as wanted_by_rule
-from crcr.relay.checks.flake_rerun import FlakeRerun
+from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
 from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
@@ -120,6 +120,7 @@ class CheckPublisher:
             hud_public_url=settings.hud_public_url,
             baseline=baseline,
         )
+        self.notes.flake.republish = self.republish
         self.oncall = OncallNotifier(
             store, github, allowlist, settings.upstream_repo, max_retries=queue_retries
         )
@@ -127,7 +128,11 @@ class CheckPublisher:
     @property
     def queue_handlers(self) -> dict[str, QueueHandler]:
         """What the sweeper drains for this component, check runs before comments."""
-        return {CHECKS_QUEUE: self.handle_item, ONCALL_QUEUE: self.oncall.handle_item}
+        return {
+            CHECKS_QUEUE: self.handle_item,
+            RERUN_QUEUE: self.notes.flake.handle_item,
+            ONCALL_QUEUE: self.oncall.handle_item,
+        }
 
     # --- entry points ------------------------------------------------------------------
     async def on_accepted(self, accepted: AcceptedCallback) -> None:
