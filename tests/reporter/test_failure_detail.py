@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from tests.reporter.test_cli import Env, cli_env, crcr, server, stub
 
 from crcr.failure_detail.failed_tests import DROPPED_KEY
@@ -81,25 +82,33 @@ def test_a_hostile_report_is_a_warning(cli_env: Env, tmp_path: Path) -> None:
     assert "DTDs and entity declarations are not accepted" in warnings
 
 
+def report_with_verdict(env: Env, path: Path, text: str) -> tuple[dict[str, Any], str]:
+    """A dry-run report whose `--triage-verdict` file holds `text`."""
+    path.write_text(text)
+    return dry_run(env, "--triage-verdict", str(path))
+
+
 def test_a_triage_verdict_is_sent_sanitised(cli_env: Env, tmp_path: Path) -> None:
-    verdict = tmp_path / "verdict.json"
-    verdict.write_text(json.dumps({**VERDICT, "schema_version": "1", "colour": "red"}))
-    workflow, warnings = dry_run(cli_env, "--triage-verdict", str(verdict))
+    sent = json.dumps({**VERDICT, "schema_version": "1", "colour": "red"})
+    workflow, warnings = report_with_verdict(cli_env, tmp_path / "verdict.json", sent)
     assert workflow["triage_verdict"] == VERDICT
     assert warnings == ""
 
 
-def test_a_bad_verdict_is_a_warning_naming_the_problem(cli_env: Env, tmp_path: Path) -> None:
-    verdict = tmp_path / "verdict.json"
-    verdict.write_text(json.dumps({**VERDICT, "category": "gremlins"}))
-    workflow, warnings = dry_run(cli_env, "--triage-verdict", str(verdict))
+@pytest.mark.parametrize(
+    ("text", "warning"),
+    [
+        (
+            json.dumps({**VERDICT, "category": "gremlins"}),
+            "triage verdict not sent: triage_verdict dropped: category: must be one of",
+        ),
+        ("category: upstream", "triage verdict not sent: --triage-verdict"),
+    ],
+    ids=["breaks-the-schema", "not-json"],
+)
+def test_a_bad_verdict_is_a_warning_naming_the_problem(
+    cli_env: Env, tmp_path: Path, text: str, warning: str
+) -> None:
+    workflow, warnings = report_with_verdict(cli_env, tmp_path / "verdict.json", text)
     assert "triage_verdict" not in workflow
-    assert "triage verdict not sent: triage_verdict dropped: category: must be one of" in warnings
-
-
-def test_a_verdict_that_is_not_json_is_a_warning(cli_env: Env, tmp_path: Path) -> None:
-    verdict = tmp_path / "verdict.json"
-    verdict.write_text("category: upstream")
-    workflow, warnings = dry_run(cli_env, "--triage-verdict", str(verdict))
-    assert "triage_verdict" not in workflow
-    assert "triage verdict not sent" in warnings
+    assert warning in warnings

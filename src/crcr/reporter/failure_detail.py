@@ -47,14 +47,17 @@ def _read(path: str, option: str) -> bytes:
         raise ValueError(f"{option} {path}: cannot be read ({exc.strerror or exc})") from None
 
 
+def _json(data: bytes, option: str, path: str) -> Any:
+    try:
+        return json.loads(data)
+    except ValueError as exc:
+        raise ValueError(f"{option} {path}: not valid JSON ({exc})") from None
+
+
 def _failed_tests_from(data: bytes, path: str) -> tuple[list[Any], dict[str, int] | None]:
     """The raw entries and, for JUnit, the counts; JSON is a list, anything else XML."""
     if data.lstrip()[:1] == b"[":
-        try:
-            entries = json.loads(data)
-        except ValueError as exc:
-            raise ValueError(f"--failed-tests {path}: not valid JSON ({exc})") from None
-        return entries, None
+        return _json(data, "--failed-tests", path), None
     try:
         summary = read_junit(data)
     except JUnitError as exc:
@@ -81,7 +84,9 @@ def read_failure_detail(failed_tests_path: str | None, verdict_path: str | None)
             detail.warnings.append(f"failed tests not sent: {exc}")
     if verdict_path:
         try:
-            document = json.loads(_read(verdict_path, "--triage-verdict"))
+            document = _json(
+                _read(verdict_path, "--triage-verdict"), "--triage-verdict", verdict_path
+            )
         except ValueError as exc:
             detail.warnings.append(f"triage verdict not sent: {exc}")
         else:
