@@ -12,6 +12,10 @@ Run: `python -m bench.hud_store --rows N --db URL` (URL: `sqlite:///path.db` or 
 3. Time the summary and level-status endpoints (HTTP, in-process ASGI), the backend
    page query, and the baseline the reference HUD's approach implies: one GROUP BY over
    every job row in the window.
+4. Time the baseline verdicts of one PR with 50 failed jobs (`bench.baseline_verdicts`).
+
+One commit in 20 is a push (the default branch's results, which baseline verdicts
+compare against), spread over every backend; failed jobs name a failed test.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from sqlalchemy import Engine, case, create_engine, func, insert, select, text
 
+from bench.baseline_verdicts import time_baseline
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.ingest import HudIngestor
@@ -45,6 +50,7 @@ from crcr.hud.writer import apply_rollup_change
 JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]
 CONCLUSIONS = ["success"] * 85 + ["failure"] * 10 + ["cancelled"] * 3 + ["timed_out"] * 2
 BATCH = 20_000
+_FAILED_TEST = [f'{{"tests":[{{"name":"test_op_{i}"}}],"dropped":0}}' for i in range(7)]
 
 
 def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[str, Any]]:
@@ -60,13 +66,15 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
         queue, execution = rng.lognormvariate(4, 1.2), rng.lognormvariate(7, 0.8)
         in_progress = rng.random() < 0.02
         conclusion = None if in_progress else rng.choice(CONCLUSIONS)
+        push = (commit // backends) % 20 == 0
+        failed = conclusion in ("failure", "timed_out")
         yield {
             "job_key": f"bench-{index}",
             "downstream_repo": repo,
             "downstream_repo_level": f"L{2 + commit % backends % 2}",
             "upstream_repo": "pytorch/pytorch",
-            "event_type": "pull_request" if commit % 20 else "push",
-            "pr_number": 100_000 + commit // backends if commit % 20 else 0,
+            "event_type": "push" if push else "pull_request",
+            "pr_number": 0 if push else 100_000 + commit // backends,
             "head_sha": f"{commit:040x}",
             "delivery_id": f"delivery-{commit}",
             "workflow_name": "CI",
@@ -87,6 +95,7 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
             "total_tests": 1013,
             "workflow_run_url": f"https://github.com/{repo}/actions/runs/{commit}",
             "artifact_url": None,
+            "failed_tests": _FAILED_TEST[rng.randrange(7)] if failed else None,
             "received_at": at,
             "updated_at": at,
             "activity_at": at,
@@ -301,6 +310,12 @@ async def run(args: argparse.Namespace) -> None:
         ):
             print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")
         print(f"baseline raw-row GROUP BY: p50 {statistics.median(scan_ms):.1f} ms")
+        repos = [f"org{i}/backend" for i in range(min(5, args.backends))]
+        classified = await time_baseline(
+            engine, datetime.now(UTC), repos, JOBS_PER_COMMIT, timed, args.samples
+        )
+        for name, samples in classified.items():
+            print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")
     finally:
         engine.dispose()
         if schema is not None and args.keep:

@@ -25,6 +25,7 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.refresh import LevelRefresh
@@ -60,6 +61,7 @@ class Runtime:
     callback: CallbackDeps
     sweeper: Sweeper
     checks: CheckPublisher | None = None
+    confirmer: ConclusionConfirmer | None = None
     demotions: DemotionBook | None = None
     levels: LevelRefresh | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
@@ -155,7 +157,15 @@ async def open_runtime(
         concurrency=settings.dispatch_concurrency,
     )
     checks = CheckPublisher(
-        store=store, github=github, allowlist=source.get, settings=settings, levels=demotions
+        store=store,
+        github=github,
+        allowlist=source.get,
+        settings=settings,
+        levels=demotions,
+        baseline=hud,
+    )
+    confirmer = ConclusionConfirmer(
+        store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl
     )
     levels = level_refresh(
         settings,
@@ -185,7 +195,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
     )
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
@@ -197,8 +207,9 @@ async def open_runtime(
         queue_handlers={
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
+            **confirmer.queue_handlers,
         },
-        on_finalised=[checks.on_accepted],
+        on_finalised=[checks.on_accepted, confirmer.on_accepted],
         extra_steps=[levels],
     )
     return Runtime(
@@ -214,6 +225,7 @@ async def open_runtime(
         callback=callback,
         sweeper=sweeper,
         checks=checks,
+        confirmer=confirmer,
         demotions=demotions,
         levels=levels,
         _closers=closers,

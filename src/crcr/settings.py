@@ -162,6 +162,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     hud_url: str | None = None
     hud_token: SecretStr | None = None
+    hud_public_url: str | None = None
+    l4_confirm_rerun: int = Field(default=1, ge=0, le=1)
     rate_limit_per_min: int = Field(default=100, ge=1)
     status_ttl: int = Field(default=259200, ge=60)
     zombie_timeout: int = Field(default=21600, ge=1)
@@ -187,6 +189,15 @@ class Settings(BaseSettings):
         if value and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must be a redis:// or rediss:// URL")
         return value or None
+
+    @field_validator("hud_public_url")
+    @classmethod
+    def _web_base(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL, the HUD's address as people reach it")
+        return value.rstrip("/")
 
     @field_validator("github_api_url")
     @classmethod

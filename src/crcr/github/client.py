@@ -300,6 +300,16 @@ class GitHubClient:
         """Re-run the failed jobs of a workflow run (same outcomes as `rerun_workflow`)."""
         return await self._rerun(repo, run_id, "rerun-failed-jobs", max_retries)
 
+    async def get_actions_job(
+        self, repo: str, job_id: int, *, max_retries: int | None = None
+    ) -> dict[str, Any]:
+        """An Actions job (`status`, `conclusion`, `run_attempt`, …) by its id."""
+        response = await self._repo_call(
+            "GET", repo, f"/actions/jobs/{int(job_id)}", max_retries=max_retries
+        )
+        job: dict[str, Any] = response.json()
+        return job
+
     async def get_contents(
         self, repo: str, path: str, ref: str | None = None, *, max_retries: int | None = None
     ) -> bytes:

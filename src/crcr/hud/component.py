@@ -54,6 +54,16 @@ class Hud:
     levels: LevelStatusService = field(init=False)
     _retention_task: asyncio.Task[None] | None = field(default=None, repr=False)
 
+    async def baseline_verdicts(
+        self, pr_number: int, head_sha: str
+    ) -> dict[tuple[str, str, str], str]:
+        """Each failed job's baseline verdict (SPEC §11), keyed by (repo, workflow, job).
+
+        For the relay's check-run summaries when the HUD runs in process; jobs that did
+        not fail are absent.
+        """
+        return dict(await self.queries.baseline_verdicts(pr_number, head_sha))
+
     def __post_init__(self) -> None:
         self.levels = LevelStatusService(self.engine, self.level_criteria)
 

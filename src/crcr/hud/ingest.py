@@ -24,6 +24,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
+from crcr.hud.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.report import JobReport
 from crcr.hud.writer import write_reports
 
@@ -201,6 +202,10 @@ def parse_result_body(body: Any) -> JobReport:
     total = _count(results, "total", tr)
     if total is None and results:
         total = sum(n for n in (passed, failed, skipped) if n is not None)
+    try:
+        detail = failure_detail(trusted, workflow, results)
+    except DetailRejected as exc:
+        raise IngestRejected(400, str(exc)) from None
 
     return JobReport(
         downstream_repo=repo,
@@ -227,6 +232,10 @@ def parse_result_body(body: Any) -> JobReport:
         total_tests=total,
         workflow_run_url=_text(workflow, "url", wf, max_len=2000, required=False),
         artifact_url=_text(workflow, "artifact_url", wf, max_len=2000, required=False),
+        failed_tests=detail.failed_tests,
+        triage_verdict=detail.triage_verdict,
+        confirmed=detail.confirmed,
+        github_conclusion=detail.github_conclusion,
     )
 
 

@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Date,
     DateTime,
     Dialect,
@@ -57,7 +58,9 @@ class Job(Base):
 
     `job_key` is a digest of the identity (downstream repo, delivery id, workflow name, job
     name, run id, run attempt, check run id): a re-run is a new row. `day` and
-    `activity_at` are the rollup bucket the row currently counts in.
+    `activity_at` are the rollup bucket the row currently counts in. `failed_tests` and
+    `triage_verdict` are the downstream's claims as JSON text (SPEC §11, bounded on
+    ingest); `confirmed` and `github_conclusion` are what GitHub said of the job.
     """
 
     __tablename__ = "hud_jobs"
@@ -89,6 +92,10 @@ class Job(Base):
     total_tests: Mapped[int | None] = mapped_column(Integer)
     workflow_run_url: Mapped[str | None] = mapped_column(Text)
     artifact_url: Mapped[str | None] = mapped_column(Text)
+    failed_tests: Mapped[str | None] = mapped_column(Text)
+    triage_verdict: Mapped[str | None] = mapped_column(Text)
+    confirmed: Mapped[bool | None] = mapped_column(Boolean)
+    github_conclusion: Mapped[str | None] = mapped_column(String(30))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
@@ -99,6 +106,15 @@ class Job(Base):
         Index("ix_hud_jobs_repo_sha", "downstream_repo", "head_sha"),
         Index("ix_hud_jobs_pr", "pr_number"),
         Index("ix_hud_jobs_day", "day"),
+        # A failed PR job's baseline: the latest push result of the same job (SPEC §11).
+        Index(
+            "ix_hud_jobs_baseline",
+            "downstream_repo",
+            "event_type",
+            "workflow_name",
+            "job_name",
+            "activity_at",
+        ),
     )
 
 

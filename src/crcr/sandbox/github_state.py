@@ -13,6 +13,7 @@ from crcr.sandbox.call_log import CallLog, CallRecord
 from crcr.sandbox.faults import FaultPlan, FaultRule
 from crcr.sandbox.github_auth import verify_app_jwt
 from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.github_jobs import ActionsJobs
 from crcr.sandbox.github_model import (
     ApiError,
     Dispatch,
@@ -61,6 +62,7 @@ class SandboxGitHub:
         self._reruns: list[Rerun] = []
         self._dispatch_listeners: list[DispatchListener] = []
         self.tokens_issued = 0
+        self.jobs = ActionsJobs()
 
     def next_id(self) -> int:
         """A fresh id for any object (GitHub ids are unique integers too)."""

@@ -1,18 +1,15 @@
-"""Fixtures for the page tests: a seeded live HUD and a place for screenshots."""
+"""Fixtures for the page tests: a seeded live HUD, Chromium, and a place for screenshots."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
-from tests.hud.web.harness import DESKTOP, TOKEN, LiveServer, hud_app
-
-from crcr.hud.db import create_results_engine, migrate
+from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 
@@ -21,17 +18,8 @@ ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a live HUD (SQLite file) holding `seed.RESULTS`, posted over HTTP."""
     database = tmp_path_factory.mktemp("hud") / "hud.db"
-    engine = create_results_engine(f"sqlite:///{database}")
-    migrate(engine)
-    clock = seed.Clock()
-    try:
-        app = hud_app(engine, clock, demotion_lookup=seed.DemotionsForTests())
-        with LiveServer(app) as server:
-            with httpx.Client(base_url=server.url) as client:
-                seed.seed(client, TOKEN, clock)
-            yield server.url
-    finally:
-        engine.dispose()
+    with seeded_hud(database, seed.seed, demotion_lookup=seed.DemotionsForTests()) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

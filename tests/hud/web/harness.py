@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
 from playwright.sync_api import Page
 from pydantic import SecretStr
 from sqlalchemy import Engine
+from tests.hud.web.seed import Clock
 
 from crcr.hud.component import Hud, mount_hud
+from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
 from crcr.hud.levels.providers import DemotionLookup
 from crcr.hud.queries import HudQueries
@@ -23,6 +27,8 @@ from crcr.hud.web import pages_router
 TOKEN = "test-hud-token"
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+
+Seeder = Callable[[httpx.Client, str, Clock], None]
 
 
 def hud_app(
@@ -86,6 +92,23 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.socket.close()
+
+
+@contextmanager
+def seeded_hud(
+    database: Path, seed: Seeder, *, demotion_lookup: DemotionLookup | None = None
+) -> Iterator[str]:
+    """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
+    engine = create_results_engine(f"sqlite:///{database}")
+    migrate(engine)
+    clock = Clock()
+    try:
+        with LiveServer(hud_app(engine, clock, demotion_lookup=demotion_lookup)) as server:
+            with httpx.Client(base_url=server.url) as client:
+                seed(client, TOKEN, clock)
+            yield server.url
+    finally:
+        engine.dispose()
 
 
 def snapshot(page: Page, artifacts: Path, name: str) -> None:

@@ -187,11 +187,13 @@ def pages_router(
         if not number.isdigit() or int(number) < 1:
             return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
         view = await facade().pr(int(number))
+        backends = views.pr_backends(view)
         return page(
             "pr.html",
             "",
             view=view,
-            backends=views.pr_backends(view),
+            backends=backends,
+            lead=views.pr_lead_line(backends) if backends else None,
             backend_href=backend_href,
         )
 
