@@ -71,8 +71,8 @@ def _backend_verdict(verdicts: set[str | None]) -> str:
 def lead_line(jobs: Iterable[FailingJob], running: int = 0) -> LeadLine:
     """One line a reviewer can act on, e.g. "2 backends fail: 1 new failure (o/r), 1 …".
 
-    `jobs` are the latest attempts of the PR's jobs; a flaky job passed on its re-run
-    and is mentioned, not counted as failing.
+    `jobs` are the latest attempts of the PR's jobs (conclusion None while running); a
+    flaky job passed on its re-run and is mentioned, not counted as failing.
     """
     failing: dict[str, set[str | None]] = {}
     flaky = 0

@@ -221,10 +221,13 @@ def pr_backends(view: PrView) -> tuple[PrBackend, ...]:
 def pr_lead_line(backends: Sequence[PrBackend]) -> failures.LeadLine:
     """The PR page's first line, from the latest attempt of every job."""
     jobs = [
-        failures.FailingJob(backend.repo, job.latest.conclusion, job.baseline)
+        failures.FailingJob(
+            backend.repo,
+            job.latest.conclusion if job.latest.status == "completed" else None,
+            job.baseline,
+        )
         for backend in backends
         for job in backend.jobs
-        if job.latest.status == "completed"
     ]
     running = sum(
         1 for backend in backends for job in backend.jobs if job.latest.status != "completed"
