@@ -8,8 +8,6 @@ own function, so a backfilled run and a written one agree to the millisecond.
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import Connection, text
 
 from crcr.hud.levels.counted import OVERRUN_MS, run_row
@@ -64,12 +62,8 @@ def backfill_levels(connection: Connection) -> None:
     connection.execute(text(_COUNTED_JOBS))
     connection.execute(text(_LEVEL_DAILY), {"overrun_ms": OVERRUN_MS})
     connection.execute(text(_HISTORY))
-    batch: list[dict[str, Any]] = []
-    for row in connection.execute(run_facts()).mappings().all():
-        batch.append(run_row(dict(row)))
-        if len(batch) == _CHUNK:
-            connection.execute(LEVEL_RUNS.insert(), batch)
-            batch = []
-    if batch:
-        connection.execute(LEVEL_RUNS.insert(), batch)
+    # Streamed in chunks: at 10 M job rows there are a million runs.
+    runs = connection.execute(run_facts().execution_options(yield_per=_CHUNK))
+    for chunk in runs.mappings().partitions():
+        connection.execute(LEVEL_RUNS.insert(), [run_row(dict(row)) for row in chunk])
     connection.execute(text(_E2E_BUCKETS))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from fractions import Fraction
 
-from sqlalchemy import Connection, bindparam, func, select
+from sqlalchemy import Connection, bindparam, case, func, select
 
 from crcr.hud.levels.counted import LEVEL_COUNTERS
 from crcr.hud.levels.judge import Measurements
@@ -21,16 +21,6 @@ from crcr.hud.models import LEVEL_DAILY, LEVEL_E2E_BUCKETS, LEVEL_HISTORY, LEVEL
 
 _RUNS = LEVEL_RUNS.c
 _BUCKETS = LEVEL_E2E_BUCKETS.c
-_WINDOW_COUNTS = (
-    select(_BUCKETS.bucket, func.sum(_BUCKETS.count))
-    .where(
-        _BUCKETS.downstream_repo == bindparam("repo"),
-        _BUCKETS.day >= bindparam("first_day"),
-        _BUCKETS.day <= bindparam("last_day"),
-    )
-    .group_by(_BUCKETS.bucket)
-    .order_by(_BUCKETS.bucket)
-)
 _NTH_IN_BUCKET = (
     select(_RUNS.e2e_ms)
     .where(
@@ -74,18 +64,48 @@ def days_at(level: str, spans: tuple[LevelSpan, ...], now: datetime) -> int | No
     return max(0, (now - min(firsts)) // timedelta(days=1))
 
 
-def _median_ms(connection: Connection, repo: str, first: date, last: date) -> Fraction | None:
+def _bucket_counts(
+    connection: Connection, windows: Mapping[str, int], today: date
+) -> dict[str, list[tuple[int, int]]]:
+    """Each backend's end-to-end histogram over its own window, in one query.
+
+    One sum per distinct window length (the demotion and the promotion window), so a
+    backend's counts are read in a single pass whatever its level.
+    """
+    sizes = sorted(set(windows.values()))
+    sums = [
+        func.sum(
+            case((_BUCKETS.day >= today - timedelta(days=size - 1), _BUCKETS.count), else_=0)
+        ).label(f"w{size}")
+        for size in sizes
+    ]
+    query = (
+        select(_BUCKETS.downstream_repo, _BUCKETS.bucket, *sums)
+        .where(_BUCKETS.day >= today - timedelta(days=sizes[-1] - 1), _BUCKETS.day <= today)
+        .group_by(_BUCKETS.downstream_repo, _BUCKETS.bucket)
+        .order_by(_BUCKETS.downstream_repo, _BUCKETS.bucket)
+    )
+    counts: dict[str, list[tuple[int, int]]] = {}
+    for row in connection.execute(query).mappings():
+        repo = row["downstream_repo"]
+        if repo in windows and (n := int(row[f"w{windows[repo]}"])):
+            counts.setdefault(repo, []).append((int(row["bucket"]), n))
+    return counts
+
+
+def _median_ms(
+    connection: Connection, repo: str, first: date, last: date, counts: list[tuple[int, int]]
+) -> Fraction | None:
     """The exact median end-to-end time of a backend's runs in [first, last].
 
-    The histogram says which bucket holds each middle rank (buckets are ordered by
-    time); only that bucket's runs are read, in order. An even count takes the mean of
-    the two middle values.
+    `counts` (the window's histogram, buckets ordered like times) says which bucket
+    holds each middle rank; only that bucket's runs are read, in order. An even count
+    takes the mean of the two middle values.
     """
-    window = {"repo": repo, "first_day": first, "last_day": last}
-    counts = [(int(b), int(n)) for b, n in connection.execute(_WINDOW_COUNTS, window)]
     runs = sum(n for _, n in counts)
     if runs == 0:
         return None
+    window = {"repo": repo, "first_day": first, "last_day": last}
     values = []
     for rank in sorted({(runs + 1) // 2, runs // 2 + 1}):
         below = 0
@@ -123,12 +143,13 @@ def measure(
         if repo in windows and row["day"] > today - timedelta(days=windows[repo]):
             for name in LEVEL_COUNTERS:
                 sums[repo][name] += int(row[name])
+    histograms = _bucket_counts(connection, windows, today)
     result = {}
     for repo, days in windows.items():
         first = today - timedelta(days=days - 1)
         result[repo] = Measurements(
             **sums[repo],
-            e2e_p50_ms=_median_ms(connection, repo, first, today) if sums[repo]["jobs"] else None,
+            e2e_p50_ms=_median_ms(connection, repo, first, today, histograms.get(repo, [])),
             days_at_l2=days_at("L2", history.get(repo.lower(), ()), now),
         )
     return result
