@@ -141,7 +141,8 @@ def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
         return named[status_code]
     if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
         return str(body["status"])
-    return "invalid" if 400 <= status_code < 500 else f"http_{status_code}"
+    # A closed set: a remote HUD chooses the status of a refusal the caller is answered.
+    return "invalid" if 400 <= status_code < 500 else "error"
 
 
 @dataclass(frozen=True)

@@ -185,5 +185,5 @@ async def _fan_out(
 
 
 def _answer(status: int, event: str, outcome: str, **body: Any) -> JSONResponse:
-    metrics.WEBHOOKS.labels(event=event or "none", outcome=outcome).inc()
+    metrics.WEBHOOKS.labels(event=metrics.event_label(event), outcome=outcome).inc()
     return JSONResponse(body, status_code=status)
