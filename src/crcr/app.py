@@ -16,6 +16,7 @@ from crcr.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
+from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings, load_settings
 from crcr.stores.state import StateStoreUnavailable
 
@@ -72,7 +73,8 @@ def create_app(
         finally:
             await opened.close()
 
-    app = RelayApp(title="crcr", version=__version__, lifespan=lifespan)
+    app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
+    app.add_middleware(SecurityHeaders)
     app.state.settings = settings
 
     def live() -> Runtime:

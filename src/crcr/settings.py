@@ -168,6 +168,17 @@ class Settings(BaseSettings):
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)
+    public_docs: bool = False
+
+    @property
+    def docs_routes(self) -> dict[str, Any]:
+        """FastAPI's `/docs`, `/redoc` and `/openapi.json`, only with `CRCR_PUBLIC_DOCS`.
+
+        They describe every route to anyone who asks; an operator opts in.
+        """
+        if self.public_docs:
+            return {}
+        return {"docs_url": None, "redoc_url": None, "openapi_url": None}
 
     @field_validator("upstream_repo")
     @classmethod
@@ -230,6 +241,11 @@ class Settings(BaseSettings):
     def state_database_path(self) -> Path:
         """Where the embedded SQLite state store lives when no Redis URL is set."""
         return self.data_dir / "state.db"
+
+    @property
+    def allows_plain_http(self) -> bool:
+        """Whether `http://` links are accepted: only where GitHub itself is (the sandbox)."""
+        return self.github_api_url.startswith("http://")
 
     def private_key_pem(self) -> str | None:
         """The App key as PEM text; the setting may hold the PEM or a path to it."""

@@ -115,6 +115,7 @@ class StandInHud:
             "level": trusted["downstream_repo_level"],
             "sha_verified": trusted.get("sha_verified"),
             "completed_at": workflow.get("completed_at"),
+            "url": workflow.get("url"),
         }
         row = self.rows.setdefault(key, {})
         row.update({name: value for name, value in fields.items() if value is not None})

@@ -16,6 +16,7 @@ from crcr.hud.component import Hud, mount_hud
 from crcr.hud.ingest import HudIngestor
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
+from crcr.security_headers import SecurityHeaders
 
 TOKEN = "test-hud-token"
 
@@ -24,6 +25,7 @@ def hud_app(engine: Engine, clock: Callable[[], datetime], *, per_page: int = 25
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
     app = FastAPI()
+    app.add_middleware(SecurityHeaders)
     app.state.hud = Hud(
         engine=engine,
         ingestor=HudIngestor(engine, clock=clock),

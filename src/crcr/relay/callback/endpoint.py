@@ -42,8 +42,10 @@ from crcr.relay.callback.schema import (
     parse_callback,
 )
 from crcr.relay.callback.self_report import check_self_report, commit_verified
+from crcr.relay.callback.token_binding import with_pinned_run_url
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import StateStoreUnavailable
+from crcr.web_urls import github_web_url
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +220,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
             raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
         except BodyTooLarge as exc:
             raise CallbackRejected(413, f"body: {exc}") from None
-        parsed = parse_callback(raw)
+        parsed = parse_callback(raw, allow_http=deps.settings.allows_plain_http)
     except CallbackRejected as exc:
         parsed = exc
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
@@ -234,6 +236,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
+    parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
 
     try:
         # 5. nightly / periodic self-reports: the tested commit must exist upstream.

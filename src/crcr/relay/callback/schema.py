@@ -18,9 +18,12 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
+    field_validator,
 )
 
 from crcr.relay.callback.job_state import ReportedStatus
+from crcr.web_urls import web_url_problem
 
 MAX_BODY_BYTES = 1024 * 1024
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
@@ -88,6 +91,18 @@ class Workflow(BaseModel):
     test_results: TestCounts | None = None
     artifact_url: str | None = None
 
+    @field_validator("url", "artifact_url")
+    @classmethod
+    def _plain_web_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Shown as links on the HUD and in check runs: `javascript:` must never get in.
+        if not value:
+            return None
+        allow_http = bool((info.context or {}).get("allow_http"))
+        problem = web_url_problem(value, allow_http=allow_http)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
+
 
 class EchoedHead(BaseModel):
     """`payload.pull_request.head`: only the SHA is read."""
@@ -147,31 +162,46 @@ class ParsedCallback:
         return self.body.model_dump(mode="json", exclude={"payload"}, exclude_unset=True)
 
     def as_received(self) -> dict[str, Any]:
-        """The whole body as sent, echoed payload included (for a HUD reached over HTTP)."""
+        """The whole body as sent, echoed payload included (for a HUD reached over HTTP).
+
+        The run link is the checked one (`with_run_url`), not the one sent.
+        """
         document: dict[str, Any] = _json_document(self.raw)
+        workflow = document.get("workflow")
+        if isinstance(workflow, dict):
+            workflow["url"] = self.body.workflow.url
         return document
 
+    def with_run_url(self, url: str | None) -> ParsedCallback:
+        """The same callback, its run link replaced (pinned to the verified repository)."""
+        workflow = self.body.workflow.model_copy(update={"url": url})
+        return ParsedCallback(self.body.model_copy(update={"workflow": workflow}), self.raw)
 
-def parse_callback(raw: bytes) -> ParsedCallback:
-    """Parse and check a raw body straight from its bytes."""
+
+def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
+    """Parse and check a raw body straight from its bytes.
+
+    `allow_http` admits `http://` links (the sandbox); otherwise only `https://`.
+    """
     if len(raw) > MAX_BODY_BYTES:
         raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+    context = {"allow_http": allow_http}
     try:
-        body = CallbackBody.model_validate_json(raw)
+        body = CallbackBody.model_validate_json(raw, context=context)
     except ValidationError as exc:
         if exc.errors()[0]["type"] != "json_invalid":
             raise CallbackRejected(400, describe_first_error(exc)) from None
         # What pydantic's parser refuses but the standard one reads (NaN, lone
         # surrogates) is judged as before: acceptance does not depend on the parser.
-        body = _validated(_json_document(raw))
+        body = _validated(_json_document(raw), context)
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
         raise CallbackRejected(400, "workflow.conclusion: required when status is completed")
     return ParsedCallback(body, raw)
 
 
-def _validated(document: Any) -> CallbackBody:
+def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
     try:
-        return CallbackBody.model_validate(document)
+        return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
         raise CallbackRejected(400, describe_first_error(exc)) from None
 
