@@ -52,6 +52,16 @@ sweeper never redoes what a live request is still doing; were it to, the redo is
 harmless: the HUD row is an upsert and check runs are queued once per transition.
 """
 
+MAX_JOB_RECORD_BYTES = 16 * 1024
+"""The most one job record's data may take in the state store, as JSON.
+
+It holds the dispatch record (upstream context: GitHub allows 100 labels of at most 50
+characters on a PR, ~6 KB) and the callback minus its echoed payload (unknown keys
+dropped, every string capped by `schema`: ~5.5 KB), plus a few numbers. With the
+default `CRCR_STATUS_TTL` of 3 days, a downstream at the default rate limit can hold
+at most 100 x 60 x 72 records at once, whatever it sends.
+"""
+
 
 @dataclass(frozen=True)
 class JobOutcome:

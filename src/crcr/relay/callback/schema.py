@@ -26,6 +26,13 @@ from crcr.relay.callback.job_state import ReportedStatus
 from crcr.web_urls import web_url_problem
 
 MAX_BODY_BYTES = 1024 * 1024
+# Caps on what a job record keeps of a callback (the HUD's own column limits): with
+# unknown keys dropped, the stored part of a callback is at most ~5.5 KB of JSON.
+MAX_ID_CHARS = 40  # run ids (GitHub's digits, Buildkite's UUIDs), check-run ids
+MAX_NAME_CHARS = 300  # workflow and job names
+MAX_DELIVERY_CHARS = 200
+MAX_COUNT = 1_000_000_000  # test counts: no suite comes near; bounds a number's digits
+MAX_WORD_CHARS = 40  # event type, conclusion, schema version, timestamps
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
 
 
@@ -57,37 +64,42 @@ def _optional_string_or_integer(value: Any) -> Any:
     return _string_or_integer(value)
 
 
-RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer)]
-OptionalIdentifier = Annotated[str | None, BeforeValidator(_optional_string_or_integer)]
-NonEmpty = Annotated[str, Field(min_length=1)]
+RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer), Field(max_length=MAX_ID_CHARS)]
+OptionalIdentifier = Annotated[
+    str | None, BeforeValidator(_optional_string_or_integer), Field(max_length=MAX_ID_CHARS)
+]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
 
 
 class TestCounts(BaseModel):
     """Optional test counts."""
 
-    model_config = ConfigDict(extra="allow")
+    # Unknown keys are dropped, here and below: what is kept goes into a job record
+    # that lives for days, and a downstream must not choose its size.
+    model_config = ConfigDict(extra="ignore")
 
-    passed: int = Field(default=0, ge=0)
-    failed: int = Field(default=0, ge=0)
-    skipped: int = Field(default=0, ge=0)
+    passed: int = Field(default=0, ge=0, le=MAX_COUNT)
+    failed: int = Field(default=0, ge=0, le=MAX_COUNT)
+    skipped: int = Field(default=0, ge=0, le=MAX_COUNT)
 
 
 class Workflow(BaseModel):
     """The `workflow` object the reporter adds to the echoed client payload."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
 
     schema_version: OptionalIdentifier = "1"
     status: ReportedStatus
-    conclusion: str | None = None
-    name: NonEmpty
+    conclusion: Word | None = None
+    name: Annotated[Name, Field(min_length=1)]
     url: str | None = None
     run_id: RunIdentifier
     run_attempt: RunIdentifier = "1"
-    job_name: str = ""
+    job_name: Name = ""
     check_run_id: OptionalIdentifier = None
-    started_at: str | None = None
-    completed_at: str | None = None
+    started_at: Word | None = None
+    completed_at: Word | None = None
     test_results: TestCounts | None = None
     artifact_url: str | None = None
 
@@ -132,10 +144,10 @@ class EchoedPayload(BaseModel):
 class CallbackBody(BaseModel):
     """A callback body: the dispatch's client payload echoed back, plus `workflow`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
 
-    event_type: str | None = None
-    delivery_id: NonEmpty
+    event_type: Word | None = None
+    delivery_id: Annotated[str, Field(min_length=1, max_length=MAX_DELIVERY_CHARS)]
     payload: EchoedPayload = Field(default_factory=EchoedPayload)
     workflow: Workflow
 
@@ -240,6 +252,8 @@ def describe_first_error(exc: ValidationError) -> str:
         problem = "must be an object"
     elif kind == "string_too_short":
         problem = "must not be empty"
+    elif kind in ("string_too_long", "too_long"):
+        problem = f"must be at most {error.get('ctx', {}).get('max_length')} characters"
     else:
         problem = (
             str(error["msg"]).removeprefix("Value error, ").replace("Input should be", "must be")
