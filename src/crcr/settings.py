@@ -169,6 +169,8 @@ class Settings(BaseSettings):
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)
     public_docs: bool = False
+    self_report_lookups_per_hour: int = Field(default=60, ge=1)
+    max_jobs_per_dispatch: int = Field(default=256, ge=1)
 
     @property
     def docs_routes(self) -> dict[str, Any]:

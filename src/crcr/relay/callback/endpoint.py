@@ -34,6 +34,7 @@ from crcr.relay.callback.binding import bind_to_dispatch
 from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
 from crcr.relay.callback.hud_body import build_hud_body
 from crcr.relay.callback.hud_forwarder import Delivery
+from crcr.relay.callback.job_state import ReportedStatus
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.schema import (
     MAX_BODY_BYTES,
@@ -248,13 +249,36 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
                 deps.settings.upstream_repo,
                 sha,
                 within=deps.lookup_budget,
+                reporter=entry.repo,
+                lookups_per_hour=deps.settings.self_report_lookups_per_hour,
             )
             return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
         # 6. binding to the dispatch record (keyed by the allowlist's spelling).
         record = bind_to_dispatch(raw_record, parsed.body)
+        if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
+            await _count_job(deps, parsed.body.delivery_id, entry.repo)
     except CallbackRejected as exc:
-        raise Answer(exc.status_code, {"error": exc.message}) from None
+        retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        raise Answer(exc.status_code, {"error": exc.message}, retry) from None
     return _Checked(verified_repo, entry.level, parsed, record=record)
+
+
+async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
+    """Bound the jobs (and so the upstream check runs) one repo may start per dispatch.
+
+    Every job is announced by its `in_progress` callback; a repeat of one counts again,
+    which only makes the bound tighter. Refusals are not counted.
+    """
+    limit = deps.settings.max_jobs_per_dispatch
+    decision = await deps.store.hit_rate_limit(
+        f"jobs:{delivery_id}:{repo.lower()}", limit, deps.settings.status_ttl
+    )
+    if not decision.allowed:
+        raise CallbackRejected(
+            400,
+            f"workflow.job_name: more than {limit} jobs reported for this dispatch "
+            "(CRCR_MAX_JOBS_PER_DISPATCH)",
+        )
 
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:

@@ -37,12 +37,16 @@ SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
 
 
 class CallbackRejected(Exception):
-    """The body is unacceptable; `status_code` is 400 or 413, the message names the field."""
+    """The body is unacceptable; `status_code` is 400 or 413, the message names the field.
 
-    def __init__(self, status_code: int, message: str) -> None:
+    A 429 (a budget spent) says in `retry_after` how many seconds until it refills.
+    """
+
+    def __init__(self, status_code: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
+        self.retry_after = retry_after
 
 
 def _string_or_integer(value: Any) -> Any:
