@@ -1,7 +1,9 @@
-"""What a callback says about its run is held to what its token says (links, run, attempt).
+"""What a callback says about its run is held to what its token says (links, run, attempt),
+and the token must be the allowlisted repository's own (its id, workflow and ref).
 
-Each refusal is a 400 naming the field, with nothing written; a run link elsewhere
-than the verified repository's run is replaced by that run's page.
+A body at odds with its token is a 400 naming the field, a token the allowlist entry
+excludes a 403, each with nothing written; a run link elsewhere than the verified
+repository's run is replaced by that run's page.
 """
 
 from __future__ import annotations
@@ -9,6 +11,8 @@ from __future__ import annotations
 import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, callback_body
+
+from crcr.relay.allowlist.model import Allowlist, parse_allowlist
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -56,3 +60,89 @@ async def test_a_run_link_to_one_of_the_runs_own_attempts_is_kept(relay: Relay) 
     await relay.post(body)
 
     assert relay.hud.only_row()["url"] == own
+
+
+# --- the run and the repository are the token's ------------------------------------
+
+
+async def test_a_body_naming_another_run_than_its_token_is_refused(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+
+    response = await relay.post(callback_body("d-1", run_id="9001"), token=relay.token(run_id="1"))
+
+    assert response.status_code == 400
+    assert response.json()["error"] == "workflow.run_id: does not match the token's run_id"
+    assert relay.hud.writes == 0
+
+
+async def test_a_body_naming_another_attempt_than_its_token_is_refused(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+
+    response = await relay.post(
+        callback_body("d-1", run_attempt="2"), token=relay.token(run_attempt="1")
+    )
+
+    assert response.status_code == 400
+    assert response.json()["error"].startswith("workflow.run_attempt:")
+
+
+async def test_a_recreated_repository_does_not_inherit_the_level(relay: Relay) -> None:
+    await relay.dispatch("d-1")
+    await relay.dispatch("d-2")
+    first = await relay.post(callback_body("d-1"))  # learns the repository's id
+
+    impostor = relay.token(repository_id="424242")  # same name, another repository
+    second = await relay.post(callback_body("d-2"), token=impostor)
+
+    assert first.json() == {"status": "accepted"}
+    assert second.status_code == 403
+    assert "repository_id" in second.json()["error"]
+    assert relay.hud.writes == 1
+
+
+def use_allowlist(relay: Relay, text: str) -> None:
+    allowlist = parse_allowlist(text)
+
+    async def current() -> Allowlist:
+        return allowlist
+
+    relay.deps.allowlist = current
+
+
+async def test_an_allowlisted_id_wins_over_the_name(relay: Relay) -> None:
+    use_allowlist(relay, f"L2:\n  - {L2_REPO}: {{repository_id: 424242}}\n")
+    await relay.dispatch("d-1")
+
+    refused = await relay.post(callback_body("d-1"))
+    accepted = await relay.post(callback_body("d-1"), token=relay.token(repository_id="424242"))
+
+    assert refused.status_code == 403
+    assert accepted.json() == {"status": "accepted"}
+
+
+async def test_only_the_allowlisted_workflow_on_the_allowlisted_ref_may_report(
+    relay: Relay,
+) -> None:
+    workflow = f"{L2_REPO}/.github/workflows/crcr.yml@*"
+    use_allowlist(relay, f"L2:\n  - {L2_REPO}: {{workflow: '{workflow}', ref: refs/heads/main}}\n")
+    await relay.dispatch("d-1")
+    branch = "refs/heads/evil"
+
+    from_branch = await relay.post(
+        callback_body("d-1"),
+        token=relay.token(
+            ref=branch, job_workflow_ref=f"{L2_REPO}/.github/workflows/crcr.yml@{branch}"
+        ),
+    )
+    other_workflow = await relay.post(
+        callback_body("d-1"),
+        token=relay.token(
+            job_workflow_ref=f"{L2_REPO}/.github/workflows/other.yml@refs/heads/main"
+        ),
+    )
+    allowed = await relay.post(callback_body("d-1"))
+
+    assert (from_branch.status_code, other_workflow.status_code) == (403, 403)
+    assert "ref" in from_branch.json()["error"]
+    assert "workflow" in other_workflow.json()["error"]
+    assert allowed.json() == {"status": "accepted"}

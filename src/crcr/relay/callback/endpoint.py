@@ -36,6 +36,7 @@ from crcr.relay.callback.hud_body import build_hud_body
 from crcr.relay.callback.hud_forwarder import Delivery
 from crcr.relay.callback.job_state import ReportedStatus
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import (
     MAX_BODY_BYTES,
     CallbackRejected,
@@ -43,7 +44,11 @@ from crcr.relay.callback.schema import (
     parse_callback,
 )
 from crcr.relay.callback.self_report import check_self_report, commit_verified
-from crcr.relay.callback.token_binding import with_pinned_run_url
+from crcr.relay.callback.token_binding import (
+    NotThisRepository,
+    check_run_matches_token,
+    with_pinned_run_url,
+)
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web_urls import github_web_url
@@ -139,7 +144,13 @@ async def handle_callback(
 
 
 def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
-    named = {401: "unauthorized", 409: "conflict", 413: "too_large", 429: "rate_limited"}
+    named = {
+        401: "unauthorized",
+        403: "forbidden",
+        409: "conflict",
+        413: "too_large",
+        429: "rate_limited",
+    }
     if status_code in named:
         return named[status_code]
     if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
@@ -210,6 +221,10 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
     entry = (await deps.allowlist()).entry(verified_repo)
     if entry is None or entry.level < Level.L2:
         raise Answer(200, {"status": "ignored"})
+    try:
+        await check_entry_constraints(deps.repository_ids, identity, entry)
+    except NotThisRepository as exc:
+        raise Answer(403, {"error": str(exc)}) from None
 
     # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)
@@ -237,9 +252,10 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
-    parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
 
     try:
+        check_run_matches_token(identity, parsed)
+        parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
         # 5. nightly / periodic self-reports: the tested commit must exist upstream.
         if parsed.body.is_self_report:
             sha = check_self_report(parsed.body)
