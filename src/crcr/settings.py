@@ -182,6 +182,16 @@ class Settings(BaseSettings):
             return {}
         return {"docs_url": None, "redoc_url": None, "openapi_url": None}
 
+    @field_validator("webhook_secret", "github_app_private_key", "hud_token", mode="before")
+    @classmethod
+    def _empty_secret_is_unset(cls, value: Any) -> Any:
+        # `CRCR_HUD_TOKEN=` must not make an empty header a valid token.
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
+
     @field_validator("upstream_repo")
     @classmethod
     def _owner_slash_repo(cls, value: str) -> str:
@@ -234,6 +244,11 @@ class Settings(BaseSettings):
         except json.JSONDecodeError as exc:
             raise ValueError(f"is not valid JSON ({exc.msg})") from exc
 
+    def __repr_args__(self) -> Any:
+        # A password in a URL is a secret too: masked in repr(), str() and tracebacks.
+        for name, value in super().__repr_args__():
+            yield name, mask_url(value) if isinstance(value, str) and "://" in value else value
+
     @property
     def hud_database_url(self) -> str:
         """The results store URL: `CRCR_DATABASE_URL` or SQLite in the data dir."""
@@ -267,6 +282,17 @@ class Settings(BaseSettings):
             "CRCR_ALLOWLIST": self.allowlist,
         }
         return [name for name, value in required.items() if not value]
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password of its userinfo (`user:password@`) replaced by `***`."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not (sep and at) or ":" not in userinfo:
+        return url
+    user = userinfo.partition(":")[0]
+    return f"{scheme}://{user}:***@{host}{slash}{path}"
 
 
 def load_settings(**overrides: Any) -> Settings:

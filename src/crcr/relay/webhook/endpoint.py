@@ -71,8 +71,9 @@ def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
         try:
             response = await _handle(deps(), request, event, delivery_id)
         except StateStoreUnavailable as exc:
-            log.error("state store unavailable", extra={"delivery_id": delivery_id})
-            response = _answer(503, event, "store_unavailable", error=f"state store: {exc}")
+            log.error("state store unavailable: %s", exc, extra={"delivery_id": delivery_id})
+            error = "state store unavailable, retry later"
+            response = _answer(503, event, "store_unavailable", error=error)
         except Exception:
             log.exception("webhook failed", extra={"delivery_id": delivery_id})
             response = _answer(500, event, "error", error="internal error", delivery=delivery_id)
