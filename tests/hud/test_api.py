@@ -262,3 +262,17 @@ async def test_the_openapi_document_describes_the_responses(client: httpx.AsyncC
 
     assert {"Summary", "BackendPage", "PrView", "LatencyPoint", "PeriodicRow"} <= set(schemas)
     assert "pass_rate" in schemas["BackendSummaryRow"]["properties"]
+
+
+@pytest.mark.parametrize("depth", [2_000, 100_000])
+async def test_a_deeply_nested_body_is_a_bad_request_not_a_crash(
+    client: httpx.AsyncClient, depth: int
+) -> None:
+    raw = b'{"trusted": ' + b"[" * depth + b"]" * depth + b"}"
+
+    response = await client.post(
+        "/api/crcr/results", content=raw, headers={"x-hud-internal-bot": TOKEN}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == "body: nested deeper than 1024 levels"

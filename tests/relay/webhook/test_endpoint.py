@@ -182,6 +182,21 @@ async def test_a_signed_body_that_is_not_json_is_a_bad_request(relay: Relay) -> 
     assert "JSON" in response.json()["error"]
 
 
+async def test_a_signed_body_nested_too_deeply_is_a_bad_request(relay: Relay) -> None:
+    body = b'{"action": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    response = await relay.client.post(
+        "/github/webhook",
+        content=body,
+        headers={
+            "X-GitHub-Event": "push",
+            "X-GitHub-Delivery": "d",
+            "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
+        },
+    )
+    assert response.status_code == 400
+    assert response.json()["error"] == "body is nested deeper than 1024 levels"
+
+
 @pytest.mark.parametrize("event", ["issues", "workflow_run", "ping"])
 async def test_other_events_are_ignored(relay: Relay, sandbox: SandboxGitHub, event: str) -> None:
     response = await relay.send(event, fixture("pull_request_opened.json"))

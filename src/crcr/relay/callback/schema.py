@@ -6,12 +6,10 @@ downstream CI log, read by someone who did not write the relay.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any
 
-import orjson
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -22,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from crcr.json_body import InvalidJson, load_json
 from crcr.relay.callback.job_state import ReportedStatus
 from crcr.web_urls import web_url_problem
 
@@ -223,19 +222,11 @@ def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
 
 
 def _json_document(raw: bytes) -> Any:
-    """The parsed body: orjson, else the standard library (which reads a little more).
-
-    orjson is stricter (UTF-8 only, 64-bit integers, no NaN), so a body it refuses gets
-    the standard parser's verdict: what the relay accepts does not depend on the parser.
-    """
+    """The parsed body (`json_body.load_json`), its problem a 400 naming the body."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise CallbackRejected(400, "body: not valid JSON") from None
+        return load_json(raw)
+    except InvalidJson as exc:
+        raise CallbackRejected(400, f"body: {exc}") from None
 
 
 def describe_first_error(exc: ValidationError) -> str:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -13,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
@@ -100,9 +100,9 @@ async def _handle(
     if not delivery_id:
         return _answer(400, event, "bad_request", error="missing X-GitHub-Delivery header")
     try:
-        payload = json.loads(body)
-    except ValueError:
-        return _answer(400, event, "bad_request", error="body is not valid JSON")
+        payload = load_json(body)
+    except InvalidJson as exc:
+        return _answer(400, event, "bad_request", error=f"body is {exc}")
     if not isinstance(payload, dict):
         return _answer(400, event, "bad_request", error="body is not a JSON object")
 
