@@ -11,14 +11,14 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.http_body import BodyTooLarge, read_capped_stream
 from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
-from crcr.relay.webhook.signature import SignatureMismatch, SignatureMissing, verify_signature
+from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
 from crcr.stores.state import StateStoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -86,11 +86,11 @@ async def _handle(
     deps: WebhookDeps, request: Request, event: str, delivery_id: str
 ) -> JSONResponse:
     try:
-        body = await read_capped_body(request, GITHUB_WEBHOOK_BODY_LIMIT)
+        signature = SignatureCheck(deps.secret, request.headers.get("x-hub-signature-256"))
+        body = await read_capped_stream(request, GITHUB_WEBHOOK_BODY_LIMIT, signature.update)
+        signature.verify()
     except BodyTooLarge as exc:
         return _answer(413, event, "too_large", error=str(exc))
-    try:
-        verify_signature(deps.secret, body, request.headers.get("x-hub-signature-256"))
     except SignatureMissing as exc:
         return _answer(400, event, "unsigned", error=str(exc))
     except SignatureMismatch as exc:
