@@ -10,12 +10,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
 from crcr.private_files import private_file
+from crcr.settings import SettingsError
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 
 # Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
@@ -48,6 +50,11 @@ def create_results_engine(
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
+        if parsed.get_backend_name() == "postgresql" and find_spec("psycopg") is None:
+            # An extra, so that the embedded (SQLite) install stays small.
+            raise SettingsError(
+                "CRCR_DATABASE_URL: PostgreSQL needs its driver: pip install 'crcr[postgres]'"
+            )
         return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
     if parsed.database and parsed.database != ":memory:":
         private_file(Path(parsed.database).expanduser())
