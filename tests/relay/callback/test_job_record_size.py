@@ -31,6 +31,16 @@ opener, signing_key, issuer, relay = (
 )
 
 GITHUB_MAX_LABELS, GITHUB_MAX_LABEL_CHARS = 100, 50
+VERDICT = {
+    "schema_version": 1,
+    "category": "backend",
+    "confidence": "high",
+    "summary": "s" * 1000,
+    "evidence": [
+        {"job": "j" * 200, "test": "t" * 200, "excerpt": "e" * 1000, "log_url": "https://x.org/"}
+    ]
+    * 10,
+}
 
 
 async def stored_size(relay: Relay, delivery: str, body: dict[str, object]) -> int:
@@ -93,13 +103,19 @@ async def test_a_callback_at_every_cap_stays_inside_the_stated_bound(relay: Rela
     await relay.store.put_dispatch(delivery, L2_REPO, record.to_store(), 3600)
     body = callback_body(delivery, run_id="9" * 40, job_name="j" * 300)
     body["workflow"].update(
+        triage_verdict=VERDICT,
         name="n" * 300,
         url=f"https://github.com/{L2_REPO}/actions/runs/{'9' * 40}/job/" + "9" * 20,
         schema_version="1" * 40,
         check_run_id="c" * 40,
         started_at="s" * 40,
         artifact_url="https://example.org/" + "a" * 1980,
-        test_results={"passed": 10**9, "failed": 10**9, "skipped": 10**9},
+        test_results={
+            "passed": 10**9,
+            "failed": 10**9,
+            "skipped": 10**9,
+            "failed_tests": [{"name": "n" * 300, "file": "f" * 300, "message": "m" * 2000}] * 150,
+        },
     )
 
     started = await relay.post(body)

@@ -173,6 +173,7 @@ class _Checked:
     record: DispatchRecord | None = None
     sha: str = ""
     sha_verified: bool = False
+    issuer_kind: str = "github"
 
 
 async def _checked_callback(
@@ -196,6 +197,7 @@ async def _checked_callback(
         level=checked.level,
         callback=checked.callback,
         record=checked.record,
+        issuer_kind=checked.issuer_kind,
     )
     verdict = job.classification
     if not verdict.accepted:
@@ -252,6 +254,11 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
+    for problem in parsed.body.workflow.failure_detail_problems:
+        # The downstream's fault, and advisory: said in the log, the callback goes on.
+        log.warning(
+            "callback from %s (delivery %s): %s", verified_repo, parsed.body.delivery_id, problem
+        )
 
     try:
         check_run_matches_token(identity, parsed)
@@ -276,7 +283,9 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
     except CallbackRejected as exc:
         retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
         raise Answer(exc.status_code, {"error": exc.message}, retry) from None
-    return _Checked(verified_repo, entry.level, parsed, record=record)
+    return _Checked(
+        verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
+    )
 
 
 async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:

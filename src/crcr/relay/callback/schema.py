@@ -18,8 +18,10 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
+from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.json_body import InvalidJson, load_json
 from crcr.relay.callback.job_state import ReportedStatus
 from crcr.web_urls import web_url_problem
@@ -75,8 +77,16 @@ Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
 Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
 
 
+class FailedTest(BaseModel):
+    """One failed test, as bounded by `crcr.failure_detail` (SPEC §11)."""
+
+    name: str
+    file: str | None = None
+    message: str | None = None
+
+
 class TestCounts(BaseModel):
-    """Optional test counts."""
+    """Optional test counts, and the failed tests' names when the downstream gives them."""
 
     # Unknown keys are dropped, here and below: what is kept goes into a job record
     # that lives for days, and a downstream must not choose its size.
@@ -85,6 +95,8 @@ class TestCounts(BaseModel):
     passed: int = Field(default=0, ge=0, le=MAX_COUNT)
     failed: int = Field(default=0, ge=0, le=MAX_COUNT)
     skipped: int = Field(default=0, ge=0, le=MAX_COUNT)
+    failed_tests: list[FailedTest] | None = None
+    failed_tests_dropped: int | None = Field(default=None, ge=0)
 
 
 class Workflow(BaseModel):
@@ -105,6 +117,23 @@ class Workflow(BaseModel):
     completed_at: Word | None = None
     test_results: TestCounts | None = None
     artifact_url: str | None = None
+    triage_verdict: dict[str, Any] | None = None
+    failure_detail_problems: list[str] = Field(default_factory=list, exclude=True)
+    """Why failure detail was dropped, for the log: set here, never taken from the body."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bound_failure_detail(cls, data: Any) -> Any:
+        """Bound failed tests and sanitise the triage verdict before anything reads them.
+
+        Advisory detail never refuses a callback: what is malformed is dropped and said
+        why in `failure_detail_problems`, so the job's result still reaches the HUD.
+        """
+        if not isinstance(data, dict):
+            return data
+        sanitised, problems = sanitise_failure_detail(data)
+        sanitised["failure_detail_problems"] = problems
+        return sanitised
 
     @field_validator("url", "artifact_url")
     @classmethod
@@ -182,9 +211,11 @@ class ParsedCallback:
         The run link is the checked one (`with_run_url`), not the one sent.
         """
         document: dict[str, Any] = _json_document(self.raw)
-        workflow = document.get("workflow")
-        if isinstance(workflow, dict):
-            workflow["url"] = self.body.workflow.url
+        if isinstance(document.get("workflow"), dict):
+            # Forwarded as sanitised as the relay's own copy: a HUD is never handed
+            # an unbounded list or a verdict the relay dropped.
+            document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
+            document["workflow"]["url"] = self.body.workflow.url
         return document
 
     def with_run_url(self, url: str | None) -> ParsedCallback:
