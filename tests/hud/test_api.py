@@ -311,3 +311,15 @@ async def test_level_status_is_public_and_has_spec_10_1s_shape(
         ],
         "demoted": None,
     }
+
+
+async def test_an_empty_token_configured_in_code_lets_no_empty_header_in(
+    engine: Engine, clock: Clock
+) -> None:
+    app = make_app(engine, clock)
+    app.state.hud.token = SecretStr("")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hud") as client:
+        response = await post(client, our_body(), token="")
+
+    assert response.status_code == 401

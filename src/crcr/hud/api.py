@@ -59,7 +59,8 @@ class IngestResponse(BaseModel):
 
 
 def _authorise(hud: HudServices, presented: str | None) -> None:
-    if hud.token is None:
+    if hud.token is None or not hud.token.get_secret_value().strip():
+        # An empty token is no token: an empty header must not match it.
         raise HTTPException(401, "HUD ingestion is not configured (CRCR_HUD_TOKEN is unset)")
     expected = hud.token.get_secret_value().encode()
     if presented is None or not hmac.compare_digest(presented.encode(), expected):
