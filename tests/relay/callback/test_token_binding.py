@@ -12,7 +12,9 @@ import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, callback_body
 
-from crcr.relay.allowlist.model import Allowlist, parse_allowlist
+from crcr.oidc.claims import VerifiedIdentity
+from crcr.relay.allowlist.model import Allowlist, TokenConstraints, parse_allowlist
+from crcr.relay.callback.token_binding import NotThisRepository, check_constraints
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -146,3 +148,57 @@ async def test_only_the_allowlisted_workflow_on_the_allowlisted_ref_may_report(
     assert "ref" in from_branch.json()["error"]
     assert "workflow" in other_workflow.json()["error"]
     assert allowed.json() == {"status": "accepted"}
+
+
+# --- the pure rules, alone ----------------------------------------------------------
+
+WORKFLOW_REF = f"{L2_REPO}/.github/workflows/crcr.yml@refs/heads/main"
+ANY_WORKFLOW_ON_MAIN = f"{L2_REPO}/.github/workflows/*@refs/heads/main"
+
+
+def identity(kind: str = "github", **claims: str) -> VerifiedIdentity:
+    base = {"repository_id": "77", "ref": "refs/heads/main", "job_workflow_ref": WORKFLOW_REF}
+    return VerifiedIdentity(L2_REPO, kind, "9001", {**base, **claims})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("constraints", "learned", "claims", "refused"),
+    [
+        (TokenConstraints(), None, {}, False),
+        (TokenConstraints(), "77", {}, False),
+        (TokenConstraints(), "78", {}, True),
+        (TokenConstraints(repository_id="77"), "78", {}, False),  # pinned beats learned
+        (TokenConstraints(repository_id="78"), None, {}, True),
+        (
+            TokenConstraints(workflow=f"{L2_REPO}/.github/workflows/*@refs/heads/main"),
+            None,
+            {},
+            False,
+        ),
+        (
+            TokenConstraints(workflow=WORKFLOW_REF),
+            None,
+            {"job_workflow_ref": "x@refs/heads/b"},
+            True,
+        ),
+        (TokenConstraints(ref="refs/heads/main"), None, {"ref": "refs/heads/evil"}, True),
+        (
+            TokenConstraints(ref="refs/heads/release/*"),
+            None,
+            {"ref": "refs/heads/release/2.9"},
+            False,
+        ),
+    ],
+)
+def test_constraints_table(
+    constraints: TokenConstraints, learned: str | None, claims: dict[str, str], refused: bool
+) -> None:
+    if refused:
+        with pytest.raises(NotThisRepository):
+            check_constraints(identity(**claims), constraints, learned)
+    else:
+        check_constraints(identity(**claims), constraints, learned)
+
+
+def test_other_issuers_are_not_held_to_github_claims() -> None:
+    check_constraints(identity("buildkite"), TokenConstraints(repository_id="1", ref="x"), "2")
