@@ -21,19 +21,8 @@ from pathlib import Path
 import crcr.hud.db as hud_db
 import crcr.stores.sqlite.db as state_db
 from bench.hud_write import reports_of
-from bench.state_transition import _summary, _time_transitions
+from bench.state_transition import _bench_sqlite
 from crcr.hud.writer import write_reports
-from crcr.stores.sqlite.state import SqliteStateStore
-
-
-async def state_store(iterations: int) -> tuple[float, float]:
-    """(median, p99) µs of `transition_job` on a fresh SQLite state store."""
-    with tempfile.TemporaryDirectory() as directory:
-        store = await SqliteStateStore.open(Path(directory) / "state.db")
-        try:
-            return _summary(await _time_transitions(store, iterations))
-        finally:
-            await store.close()
 
 
 def hud(jobs: int) -> float:
@@ -62,7 +51,7 @@ def main() -> None:
     print("|---|---|---|---|")
     for level in ("NORMAL", "FULL"):
         state_db.SYNCHRONOUS = hud_db.SYNCHRONOUS = level
-        median, p99 = asyncio.run(state_store(args.iterations))
+        median, p99 = asyncio.run(_bench_sqlite(args.iterations))
         per_report = hud(args.jobs)
         print(f"| {level} | {median:.0f} | {p99:.0f} | {per_report:.0f} |")
 

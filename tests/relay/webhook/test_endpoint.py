@@ -171,32 +171,25 @@ async def test_a_body_over_githubs_25_mb_cap_is_refused(relay: Relay) -> None:
     assert response.status_code == 413
 
 
+async def post_signed(relay: Relay, body: bytes) -> httpx.Response:
+    """A correctly signed `push` delivery of `body` as it is, JSON or not."""
+    headers = {
+        "X-GitHub-Event": "push",
+        "X-GitHub-Delivery": "d",
+        "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
+    }
+    return await relay.client.post("/github/webhook", content=body, headers=headers)
+
+
 async def test_a_signed_body_that_is_not_json_is_a_bad_request(relay: Relay) -> None:
-    body = b"not json"
-    response = await relay.client.post(
-        "/github/webhook",
-        content=body,
-        headers={
-            "X-GitHub-Event": "push",
-            "X-GitHub-Delivery": "d",
-            "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
-        },
-    )
+    response = await post_signed(relay, b"not json")
     assert response.status_code == 400
     assert "JSON" in response.json()["error"]
 
 
 async def test_a_signed_body_nested_too_deeply_is_a_bad_request(relay: Relay) -> None:
     body = b'{"action": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
-    response = await relay.client.post(
-        "/github/webhook",
-        content=body,
-        headers={
-            "X-GitHub-Event": "push",
-            "X-GitHub-Delivery": "d",
-            "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
-        },
-    )
+    response = await post_signed(relay, body)
     assert response.status_code == 400
     assert response.json()["error"] == "body is nested deeper than 1024 levels"
 
