@@ -28,8 +28,11 @@ test: lint typecheck pytest
 # Known vulnerabilities in the installed dependencies (crcr itself is not on PyPI).
 # --strict fails closed: a dependency whose advisories cannot be fetched fails the step
 # too, so an unreachable advisory service never reads as "no known vulnerabilities".
+# `make audit AUDIT_FLAGS=` still fails on a known vulnerability but only warns about
+# dependencies it could not check.
+AUDIT_FLAGS ?= --strict
 audit: install
-	$(BIN)/pip-audit --strict --skip-editable --progress-spinner off
+	$(BIN)/pip-audit $(AUDIT_FLAGS) --skip-editable --progress-spinner off
 
 demo: install
 	$(BIN)/crcr demo
