@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
 import httpx
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from crcr.app import RelayApp
+from crcr.app import RelayApp, create_app
+from crcr.settings import Settings, load_settings
+from crcr.stores.state import StateStoreUnavailable
 
 
 class Express:
@@ -66,3 +72,24 @@ async def test_behind_a_path_prefix_the_router_decides() -> None:
     post, _ = await post_and_get("/hot", root_path="/relay")
 
     assert post.headers["x-through-middleware"] == "yes"
+
+
+async def test_readiness_names_no_host_port_or_path_of_the_store(tmp_path: Path) -> None:
+    class DownStore:
+        async def ping(self) -> None:
+            raise StateStoreUnavailable("Redis at 10.0.0.5:6379 (redis://cache-internal): refused")
+
+    async def runtime(settings: Settings) -> Any:
+        async def close() -> None:
+            return None
+
+        return SimpleNamespace(store=DownStore(), hud=None, close=close)
+
+    app = create_app(load_settings(data_dir=tmp_path), runtime=runtime, background=False)
+    async with app.router.lifespan_context(app):
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://relay") as client:
+            response = await client.get("/readyz")
+
+    assert response.status_code == 503
+    assert response.json() == {"status": "unavailable", "reason": "state store unavailable"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -16,8 +17,11 @@ from crcr.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
-from crcr.settings import Settings, load_settings
+from crcr.security_headers import SecurityHeaders
+from crcr.settings import Settings, SettingsError, load_settings
 from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
 
 OpenRuntime = Callable[[Settings], Awaitable[Runtime]]
 
@@ -72,7 +76,8 @@ def create_app(
         finally:
             await opened.close()
 
-    app = RelayApp(title="crcr", version=__version__, lifespan=lifespan)
+    app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
+    app.add_middleware(SecurityHeaders)
     app.state.settings = settings
 
     def live() -> Runtime:
@@ -96,7 +101,10 @@ def create_app(
         try:
             await request.app.state.runtime.store.ping()
         except StateStoreUnavailable as exc:
-            return JSONResponse({"status": "unavailable", "reason": str(exc)}, status_code=503)
+            # The detail (host, port, path) is for the operator's log, not the public.
+            log.warning("not ready: state store unavailable: %s", exc)
+            body = {"status": "unavailable", "reason": "state store unavailable"}
+            return JSONResponse(body, status_code=503)
         return JSONResponse({"status": "ok"})
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
@@ -130,6 +138,11 @@ def create_app_from_environment() -> FastAPI:
     from crcr.log_format import configure_json_logging
 
     configure_json_logging()
-    app = create_app(load_settings(), started=freeze_what_exists)
+    settings = load_settings()
+    missing = settings.missing_for_serving()
+    if missing:
+        # As `crcr serve` refuses: uvicorn may import this factory without the CLI.
+        raise SettingsError(f"missing required settings: {', '.join(missing)}")
+    app = create_app(settings, started=freeze_what_exists)
     tune_for_serving()
     return app

@@ -174,6 +174,29 @@ class Settings(BaseSettings):
     hud_retention_days: int = Field(default=90, ge=1)
     level_criteria: Annotated[LevelCriteria, NoDecode] = Field(default_factory=LevelCriteria)
     levels_sync_interval: int = Field(default=3600, ge=0)
+    public_docs: bool = False
+    self_report_lookups_per_hour: int = Field(default=60, ge=1)
+    max_jobs_per_dispatch: int = Field(default=256, ge=1)
+
+    @property
+    def docs_routes(self) -> dict[str, Any]:
+        """FastAPI's `/docs`, `/redoc` and `/openapi.json`, only with `CRCR_PUBLIC_DOCS`.
+
+        They describe every route to anyone who asks; an operator opts in.
+        """
+        if self.public_docs:
+            return {}
+        return {"docs_url": None, "redoc_url": None, "openapi_url": None}
+
+    @field_validator("webhook_secret", "github_app_private_key", "hud_token", mode="before")
+    @classmethod
+    def _empty_secret_is_unset(cls, value: Any) -> Any:
+        # `CRCR_HUD_TOKEN=` must not make an empty header a valid token.
+        if isinstance(value, SecretStr):
+            value = value.get_secret_value()
+        if isinstance(value, str) and not value.strip():
+            return None
+        return value
 
     @field_validator("upstream_repo")
     @classmethod
@@ -225,6 +248,11 @@ class Settings(BaseSettings):
             return parse_level_criteria(value)
         return level_criteria_from(value)
 
+    def __repr_args__(self) -> Any:
+        # A password in a URL is a secret too: masked in repr(), str() and tracebacks.
+        for name, value in super().__repr_args__():
+            yield name, mask_url(value) if isinstance(value, str) and "://" in value else value
+
     @property
     def hud_database_url(self) -> str:
         """The results store URL: `CRCR_DATABASE_URL` or SQLite in the data dir."""
@@ -234,6 +262,11 @@ class Settings(BaseSettings):
     def state_database_path(self) -> Path:
         """Where the embedded SQLite state store lives when no Redis URL is set."""
         return self.data_dir / "state.db"
+
+    @property
+    def allows_plain_http(self) -> bool:
+        """Whether `http://` links are accepted: only where GitHub itself is (the sandbox)."""
+        return self.github_api_url.startswith("http://")
 
     def private_key_pem(self) -> str | None:
         """The App key as PEM text; the setting may hold the PEM or a path to it."""
@@ -253,6 +286,17 @@ class Settings(BaseSettings):
             "CRCR_ALLOWLIST": self.allowlist,
         }
         return [name for name, value in required.items() if not value]
+
+
+def mask_url(url: str) -> str:
+    """`url` with the password of its userinfo (`user:password@`) replaced by `***`."""
+    scheme, sep, rest = url.partition("://")
+    authority, slash, path = rest.partition("/")
+    userinfo, at, host = authority.rpartition("@")
+    if not (sep and at) or ":" not in userinfo:
+        return url
+    user = userinfo.partition(":")[0]
+    return f"{scheme}://{user}:***@{host}{slash}{path}"
 
 
 def load_settings(**overrides: Any) -> Settings:

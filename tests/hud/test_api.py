@@ -264,6 +264,20 @@ async def test_the_openapi_document_describes_the_responses(client: httpx.AsyncC
     assert "pass_rate" in schemas["BackendSummaryRow"]["properties"]
 
 
+@pytest.mark.parametrize("depth", [2_000, 100_000])
+async def test_a_deeply_nested_body_is_a_bad_request_not_a_crash(
+    client: httpx.AsyncClient, depth: int
+) -> None:
+    raw = b'{"trusted": ' + b"[" * depth + b"]" * depth + b"}"
+
+    response = await client.post(
+        "/api/crcr/results", content=raw, headers={"x-hud-internal-bot": TOKEN}
+    )
+
+    assert response.status_code == 400
+    assert response.json()["detail"] == "body: nested deeper than 1024 levels"
+
+
 async def test_level_status_is_public_and_has_spec_10_1s_shape(
     client: httpx.AsyncClient,
 ) -> None:
@@ -297,3 +311,15 @@ async def test_level_status_is_public_and_has_spec_10_1s_shape(
         ],
         "demoted": None,
     }
+
+
+async def test_an_empty_token_configured_in_code_lets_no_empty_header_in(
+    engine: Engine, clock: Clock
+) -> None:
+    app = make_app(engine, clock)
+    app.state.hud.token = SecretStr("")
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://hud") as client:
+        response = await post(client, our_body(), token="")
+
+    assert response.status_code == 401

@@ -6,12 +6,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Engine, inspect, text
 
 from crcr.hud.db import create_results_engine, migrate, normalise_url
 from crcr.hud.models import Base
+from crcr.settings import SettingsError
 
 
 def test_plain_postgresql_urls_use_psycopg_3() -> None:
@@ -63,3 +65,10 @@ def test_workers_starting_together_on_a_new_sqlite_file_all_migrate(tmp_path: Pa
         versions = connection.execute(text("SELECT count(*) FROM alembic_version")).scalar()
     engine.dispose()
     assert versions == 1
+
+
+def test_postgresql_without_its_driver_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("crcr.hud.db.find_spec", lambda name: None)
+
+    with pytest.raises(SettingsError, match=r"CRCR_DATABASE_URL: .*crcr\[postgres\]"):
+        create_results_engine("postgresql://crcr@127.0.0.1:5432/hud")

@@ -117,6 +117,7 @@ class StandInHud:
             "level": trusted["downstream_repo_level"],
             "sha_verified": trusted.get("sha_verified"),
             "completed_at": workflow.get("completed_at"),
+            "url": workflow.get("url"),
         }
         row = self.rows.setdefault(key, {})
         row.update({name: value for name, value in fields.items() if value is not None})
@@ -194,6 +195,8 @@ class Relay:
     accepted: list[AcceptedCallback] = field(default_factory=list)
 
     def token(self, repo: str = L2_REPO, **claims: Any) -> str:
+        """A token for a job of `repo`'s run 9001 (`callback_body`'s) unless told otherwise."""
+        claims.setdefault("run_id", DEFAULT_RUN_ID)
         return self.issuer.mint_actions_token(repo, audience=AUDIENCE, **claims)
 
     async def post(
@@ -205,7 +208,9 @@ class Relay:
         headers: Mapping[str, str] | None = None,
         path: str = "/github/callback",
     ) -> httpx.Response:
-        sent = {"authorization": f"Bearer {token or self.token(repo)}", **(headers or {})}
+        if token is None:
+            token = self.token(repo, **run_claims(body))
+        sent = {"authorization": f"Bearer {token}", **(headers or {})}
         content = body if isinstance(body, bytes) else json.dumps(body).encode()
         return await self.client.post(path, content=content, headers=sent)
 
@@ -230,12 +235,27 @@ class Relay:
         return record
 
 
+DEFAULT_RUN_ID = "9001"
+
+
+def run_claims(body: Mapping[str, Any] | bytes) -> dict[str, str]:
+    """The run id and attempt GitHub would put in the token of the job sending `body`."""
+    workflow = body.get("workflow") if isinstance(body, Mapping) else None
+    if not isinstance(workflow, Mapping):
+        return {}
+    return {
+        name: str(workflow[name])
+        for name in ("run_id", "run_attempt")
+        if isinstance(workflow.get(name), str | int)
+    }
+
+
 def callback_body(
     delivery_id: str,
     status: str = "in_progress",
     conclusion: str | None = None,
     *,
-    run_id: str | int = "9001",
+    run_id: str | int = DEFAULT_RUN_ID,
     run_attempt: str | int = "1",
     job_name: str = "test",
     head_sha: str = HEAD_SHA,

@@ -21,7 +21,12 @@ import httpx
 import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
-from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
+from tests.relay.callback_harness import (
+    SANDBOX_API,
+    StoreOpener,
+    run_claims,
+    sandbox_github_client,
+)
 
 from crcr.app import create_app
 from crcr.relay.checks.publisher import CheckPublisher
@@ -158,7 +163,7 @@ class World:
         return await self.post_callback(repo, body)
 
     async def post_callback(self, repo: str, body: dict[str, Any]) -> httpx.Response:
-        token = self.issuer.mint_actions_token(repo, audience=AUDIENCE)
+        token = self.issuer.mint_actions_token(repo, audience=AUDIENCE, **run_claims(body))
         return await self.client.post(
             "/github/callback",
             content=json.dumps(body).encode(),

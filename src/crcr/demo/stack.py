@@ -109,6 +109,7 @@ def relay_settings(
         rate_limit_per_min=1_000_000,
         zombie_timeout=max(30, round(SIMULATED_ZOMBIE_TIMEOUT / options.speed)),
         push_branches=[],
+        public_docs=True,  # the demo is for looking around, /docs included
     )
 
 

@@ -7,7 +7,6 @@ validates them through pydantic, so they appear in the OpenAPI document as schem
 # No `from __future__ import annotations`: FastAPI must see the dependency aliases built
 # inside `hud_api_router` as objects, not as names it would look up in module globals.
 import hmac
-import json
 import logging
 from collections.abc import Callable
 from typing import Annotated, Any, Protocol
@@ -23,6 +22,7 @@ from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.periodic import PeriodicRow
 from crcr.hud.reads.pr import PrView
 from crcr.hud.reads.summary import Summary
+from crcr.json_body import InvalidJson, load_json
 
 logger = logging.getLogger(__name__)
 
@@ -59,7 +59,8 @@ class IngestResponse(BaseModel):
 
 
 def _authorise(hud: HudServices, presented: str | None) -> None:
-    if hud.token is None:
+    if hud.token is None or not hud.token.get_secret_value().strip():
+        # An empty token is no token: an empty header must not match it.
         raise HTTPException(401, "HUD ingestion is not configured (CRCR_HUD_TOKEN is unset)")
     expected = hud.token.get_secret_value().encode()
     if presented is None or not hmac.compare_digest(presented.encode(), expected):
@@ -84,9 +85,9 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
         _authorise(hud, request.headers.get(BOT_HEADER))
         raw = await _read_capped(request)
         try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise HTTPException(400, "body is not valid JSON") from None
+            body = load_json(raw)
+        except InvalidJson as exc:
+            raise HTTPException(400, f"body: {exc}") from None
         try:
             result = await hud.ingestor.ingest(body)
         except IngestRejected as exc:

@@ -29,6 +29,7 @@ from crcr.hud.levels.providers import DemotionLookup, LevelLookup
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.writer import purge_older_than
+from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings
 
 logger = logging.getLogger(__name__)
@@ -112,7 +113,7 @@ async def open_hud(
     await to_thread.run_sync(migrate, engine)
     hud = Hud(
         engine=engine,
-        ingestor=HudIngestor(engine),
+        ingestor=HudIngestor(engine, allow_http=settings.allows_plain_http),
         queries=HudQueries(engine),
         token=settings.hud_token,
         retention_days=settings.hud_retention_days,
@@ -147,7 +148,8 @@ def create_hud_app(settings: Settings) -> FastAPI:
         finally:
             await app.state.hud.close()
 
-    app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan)
+    app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan, **settings.docs_routes)
+    app.add_middleware(SecurityHeaders)
     app.state.settings = settings
 
     @app.get("/healthz", tags=["ops"])

@@ -10,11 +10,14 @@ from __future__ import annotations
 import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
+from crcr.private_files import private_file
+from crcr.settings import SettingsError
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 
 # Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
@@ -47,12 +50,21 @@ def create_results_engine(
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() != "sqlite":
+        if parsed.get_backend_name() == "postgresql" and find_spec("psycopg") is None:
+            # An extra, so that the embedded (SQLite) install stays small.
+            raise SettingsError(
+                "CRCR_DATABASE_URL: PostgreSQL needs its driver: pip install 'crcr[postgres]'"
+            )
         return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
     if parsed.database and parsed.database != ":memory:":
-        Path(parsed.database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        private_file(Path(parsed.database).expanduser())
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
     _configure_sqlite(engine, manual_checkpoints=manual_checkpoints)
     return engine
+
+
+SYNCHRONOUS = "FULL"
+"""SQLite's durability level for the results store (see `_configure_sqlite`)."""
 
 
 def checkpoint_wal(engine: Engine) -> None:
@@ -73,7 +85,9 @@ def _configure_sqlite(engine: Engine, *, manual_checkpoints: bool) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        # FULL: a row the HUD answered 200 for must survive an OS crash (NORMAL in WAL
+        # mode may lose the last commits); the cost is in docs/benchmarks.md.
+        cursor.execute(f"PRAGMA synchronous={SYNCHRONOUS}")
         cursor.execute("PRAGMA busy_timeout=30000")
         if manual_checkpoints:
             cursor.execute("PRAGMA wal_autocheckpoint=0")

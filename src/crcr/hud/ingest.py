@@ -27,6 +27,7 @@ from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.report import JobReport
 from crcr.hud.writer import write_reports
+from crcr.web_urls import MAX_URL_LENGTH, web_url_problem
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
 SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
@@ -166,8 +167,27 @@ def _upstream_context(
     return upstream, event_type, pr_number, head_sha[:64]
 
 
-def parse_result_body(body: Any) -> JobReport:
-    """Validate a §6 body and map it to a job report; raises `IngestRejected` (400)."""
+def _link(source: Mapping[str, Any], key: str, path: str, *, allow_http: bool) -> str | None:
+    """A link the pages may render, or None: an unsafe one is dropped, the row kept.
+
+    Another relay (PyTorch's) may pass a downstream's link on unchecked; losing the
+    result over it would punish the wrong party, rendering it would endanger viewers.
+    """
+    value = _text(source, key, path, max_len=MAX_URL_LENGTH, required=False)
+    if value is None:
+        return None
+    problem = web_url_problem(value, allow_http=allow_http)
+    if problem is not None:
+        log.warning("dropped %s.%s from a result: %s", path, key, problem)
+        return None
+    return value
+
+
+def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
+    """Validate a §6 body and map it to a job report; raises `IngestRejected` (400).
+
+    `allow_http` keeps `http://` links (the sandbox); otherwise only `https://` ones.
+    """
     body = _object(body, "body")
     trusted = _object(body.get("trusted"), "trusted")
     untrusted = _object(body.get("untrusted"), "untrusted")
@@ -230,8 +250,8 @@ def parse_result_body(body: Any) -> JobReport:
         failed=failed,
         skipped=skipped,
         total_tests=total,
-        workflow_run_url=_text(workflow, "url", wf, max_len=2000, required=False),
-        artifact_url=_text(workflow, "artifact_url", wf, max_len=2000, required=False),
+        workflow_run_url=_link(workflow, "url", wf, allow_http=allow_http),
+        artifact_url=_link(workflow, "artifact_url", wf, allow_http=allow_http),
         failed_tests=detail.failed_tests,
         triage_verdict=detail.triage_verdict,
         confirmed=detail.confirmed,
@@ -254,8 +274,10 @@ class HudIngestor:
         clock: Callable[[], datetime] | None = None,
         *,
         max_batch: int = MAX_BATCH,
+        allow_http: bool = False,
     ) -> None:
         self._engine = engine
+        self._allow_http = allow_http
         self._clock = clock or (lambda: datetime.now(UTC))
         self._max_batch = max_batch
         self._pending: list[tuple[JobReport, datetime, asyncio.Future[str]]] = []
@@ -265,7 +287,7 @@ class HudIngestor:
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
-        report = parse_result_body(body)
+        report = parse_result_body(body, allow_http=self._allow_http)
         outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending.append((report, self._clock(), outcome))
         if self._writer is None or self._writer.done():

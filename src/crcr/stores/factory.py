@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crcr.private_files import private_directory, private_file
 from crcr.settings import Settings
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
@@ -21,7 +22,8 @@ async def open_state_store(settings: Settings) -> StateStore:
 
     path = settings.state_database_path
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(settings.data_dir)
+        private_file(path)
     except OSError as exc:
         raise StateStoreUnavailable(f"cannot create data directory {path.parent}: {exc}") from exc
     return await SqliteStateStore.open(path)

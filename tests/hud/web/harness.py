@@ -23,6 +23,7 @@ from crcr.hud.ingest import HudIngestor
 from crcr.hud.levels.providers import DemotionLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
+from crcr.security_headers import SecurityHeaders
 
 TOKEN = "test-hud-token"
 DESKTOP = {"width": 1280, "height": 900}
@@ -41,6 +42,7 @@ def hud_app(
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
     app = FastAPI()
+    app.add_middleware(SecurityHeaders)
     app.state.hud = Hud(
         engine=engine,
         ingestor=HudIngestor(engine, clock=clock),

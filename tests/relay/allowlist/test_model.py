@@ -11,6 +11,7 @@ from crcr.relay.allowlist.model import (
     AllowlistError,
     Level,
     Problem,
+    TokenConstraints,
     check_run_label,
     parse_allowlist,
     validate_allowlist,
@@ -91,6 +92,20 @@ def test_entries_may_restrict_their_events_as_the_reference_allows() -> None:
     assert allowlist.events_of("org/nightly-only") == {"nightly"}
     assert allowlist.oncalls("org/nightly-only") == ("carol",)
     assert allowlist.events_of("org/both") == {"pull_request", "nightly"}
+
+
+def test_entries_may_pin_the_repository_id_workflow_and_ref() -> None:
+    allowlist = parse_allowlist(
+        "L4:\n  - org/critical: {oncalls: [al], repository_id: 1296269,"
+        " workflow: 'org/critical/.github/workflows/crcr.yml@*', ref: refs/heads/main}\n"
+    )
+
+    entry = allowlist.entry("org/critical")
+    assert entry is not None
+    assert entry.constraints == TokenConstraints(
+        "1296269", "org/critical/.github/workflows/crcr.yml@*", "refs/heads/main"
+    )
+    assert entry.oncalls == ("al",)
 
 
 def test_l3_devices_map_to_their_repos_and_labels() -> None:
@@ -263,13 +278,19 @@ def test_a_repo_may_appear_only_once_across_levels_whatever_its_case() -> None:
         ("- org/repo\n", "allowlist: must be a mapping of levels L1-L4, got a list"),
         (
             "L2:\n  - org/r: {owner: team}\n",
-            "L2[0]: unknown field(s) owner (an entry may have oncalls, events)",
+            "L2[0]: unknown field(s) owner "
+            "(an entry may have oncalls, events, repository_id, workflow, ref)",
         ),
         (
             "L2:\n  - org/r: {events: [push]}\n",
             "L2[0]: unsupported event(s) 'push' (expected nightly, pull_request)",
         ),
         ("L2:\n  - org/r: {events: []}\n", "L2[0]: events must be a non-empty list, got a list"),
+        (
+            "L2:\n  - org/r: {repository_id: abc}\n",
+            "L2[0]: repository_id must be a positive integer (GitHub's id)",
+        ),
+        ("L2:\n  - org/r: {workflow: ''}\n", "L2[0]: workflow must be a non-empty pattern string"),
         ("L3:\n  7: {org/r: []}\n", "L3.7: device name must be a string, got a number"),
         (
             "L1: [org/r]\n---\nL2: [org/s]\n",

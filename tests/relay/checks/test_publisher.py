@@ -9,6 +9,7 @@ exactly one check run per transition.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from collections.abc import Callable
 
@@ -86,6 +87,32 @@ async def test_a_failing_l4_job_notifies_the_oncalls_in_one_comment_kept_current
     assert updated["id"] == comment["id"]
     assert L4_TEST in updated["body"]
     assert f"crcr/{L4_REPO}/ci/lint" in updated["body"]
+
+
+async def test_hostile_names_reach_the_pr_only_as_code_and_mention_only_the_oncalls(
+    world: World,
+) -> None:
+    hostile_job = "build\n\n# Pwned @victim @org/team ![x](https://evil.example/x.png)"
+    hostile_workflow = "ci @someone\n<img src=https://evil.example/y.png>"
+    delivery = await world.pull_request("opened")
+    for status, conclusion in (("in_progress", None), ("completed", "failure")):
+        answer = await world.report(
+            L4_REPO, delivery, status, conclusion, job=hostile_job, workflow=hostile_workflow
+        )
+        assert answer.status_code == 200, answer.text
+    await world.settle()
+
+    [comment] = world.comments()
+    summaries = [run["output"]["summary"] for run in world.check_runs()]
+    for markdown in (comment["body"], *summaries):
+        rendered = re.sub(r"`[^`\n]*`", "", markdown)  # outside inline code
+        assert set(re.findall(r"@[\w-]+(?:/[\w-]+)?", rendered)) <= {"@oncall1", "@oncall2"}
+        assert "![" not in rendered and "<img" not in rendered
+        assert not [line for line in markdown.splitlines() if "Pwned" in line and "`" not in line]
+    assert "@oncall1 @oncall2" in comment["body"]
+    assert [line for line in comment["body"].splitlines() if line.startswith("#")] == [
+        f"### crcr: `{L4_REPO}` has failing checks"
+    ]
 
 
 async def test_a_passing_job_notifies_nobody(world: World) -> None:

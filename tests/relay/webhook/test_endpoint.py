@@ -17,6 +17,7 @@ from typing import Any
 
 import httpx
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 from tests.relay import callback_harness
 from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
@@ -161,24 +162,36 @@ async def test_a_body_over_githubs_25_mb_cap_is_refused(relay: Relay) -> None:
     response = await relay.client.post(
         "/github/webhook",
         content=body,
-        headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "d", "X-Hub-Signature-256": "x"},
+        headers={
+            "X-GitHub-Event": "push",
+            "X-GitHub-Delivery": "d",
+            "X-Hub-Signature-256": "sha256=" + "0" * 64,
+        },
     )
     assert response.status_code == 413
 
 
+async def post_signed(relay: Relay, body: bytes) -> httpx.Response:
+    """A correctly signed `push` delivery of `body` as it is, JSON or not."""
+    headers = {
+        "X-GitHub-Event": "push",
+        "X-GitHub-Delivery": "d",
+        "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
+    }
+    return await relay.client.post("/github/webhook", content=body, headers=headers)
+
+
 async def test_a_signed_body_that_is_not_json_is_a_bad_request(relay: Relay) -> None:
-    body = b"not json"
-    response = await relay.client.post(
-        "/github/webhook",
-        content=body,
-        headers={
-            "X-GitHub-Event": "push",
-            "X-GitHub-Delivery": "d",
-            "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
-        },
-    )
+    response = await post_signed(relay, b"not json")
     assert response.status_code == 400
     assert "JSON" in response.json()["error"]
+
+
+async def test_a_signed_body_nested_too_deeply_is_a_bad_request(relay: Relay) -> None:
+    body = b'{"action": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    response = await post_signed(relay, body)
+    assert response.status_code == 400
+    assert response.json()["error"] == "body is nested deeper than 1024 levels"
 
 
 @pytest.mark.parametrize("event", ["issues", "workflow_run", "ping"])
@@ -363,6 +376,32 @@ async def test_metrics_count_webhooks_and_dispatches(relay: Relay) -> None:
     assert 'crcr_webhooks_total{event="pull_request",outcome="dispatched"}' in metrics
     assert 'crcr_dispatches_total{outcome="dispatched"}' in metrics
     assert "crcr_dispatch_seconds_bucket" in metrics
+
+
+def webhook_series(metrics: str) -> int:
+    return sum(
+        len(family.samples)
+        for family in text_string_to_metric_families(metrics)
+        if family.name == "crcr_webhooks"
+    )
+
+
+async def test_unsigned_requests_with_invented_event_names_add_no_metric_series(
+    relay: Relay,
+) -> None:
+    before = webhook_series((await relay.client.get("/metrics")).text)
+    for n in range(1000):
+        await relay.client.post(
+            "/github/webhook",
+            content=b"{}",
+            headers={"X-GitHub-Event": f"made-up-{n}-" + "x" * 100, "X-GitHub-Delivery": "d"},
+        )
+    metrics = (await relay.client.get("/metrics")).text
+
+    assert "made-up-" not in metrics
+    # At most the one new series of (other, unsigned): created and total samples.
+    assert webhook_series(metrics) - before <= 2
+    assert 'crcr_webhooks_total{event="other",outcome="unsigned"}' in metrics
 
 
 async def test_ready_when_the_state_store_answers(relay: Relay) -> None:

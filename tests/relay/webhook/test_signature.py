@@ -3,6 +3,7 @@
 import pytest
 
 from crcr.relay.webhook.signature import (
+    SignatureCheck,
     SignatureMismatch,
     SignatureMissing,
     sign_body,
@@ -31,3 +32,22 @@ def test_a_signature_of_another_body_or_secret_is_a_mismatch() -> None:
         verify_signature(SECRET, BODY + b" ", sign_body(SECRET, BODY))
     with pytest.raises(SignatureMismatch):
         verify_signature(b"other", BODY, sign_body(SECRET, BODY))
+
+
+def test_a_body_checked_in_chunks_gets_the_same_verdict() -> None:
+    body = b'{"action": "opened"}' * 1000
+    check = SignatureCheck(b"secret", sign_body(b"secret", body))
+    for start in range(0, len(body), 777):
+        check.update(body[start : start + 777])
+    check.verify()
+
+    tampered = SignatureCheck(b"secret", sign_body(b"secret", body))
+    tampered.update(body + b" ")
+    with pytest.raises(SignatureMismatch):
+        tampered.verify()
+
+
+@pytest.mark.parametrize("header", [None, "", "sha1=abc", "x"])
+def test_an_unsigned_request_is_refused_before_its_body_is_read(header: str | None) -> None:
+    with pytest.raises(SignatureMissing):
+        SignatureCheck(b"secret", header)

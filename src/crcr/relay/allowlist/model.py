@@ -9,7 +9,10 @@ those of PyTorch's `.github/allowlist.yml`, which the reference relay reads:
     L4: [owner/repo, {owner/repo: "oncall1, oncall2"}, {owner/repo: [oncall1]}]
 
 Oncalls may be a list, a comma-separated string, or (as the reference accepts) a mapping
-`{oncalls: ..., events: [pull_request, nightly]}`.
+`{oncalls: ..., events: [pull_request, nightly]}`. The mapping may also pin who may
+report for the repo: `repository_id` (GitHub's numeric id, so a renamed or re-created
+repository does not inherit the level), `workflow` (a pattern the token's
+`job_workflow_ref` must match) and `ref` (a pattern its `ref` must match).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ __all__ = [
     "AllowlistError",
     "Level",
     "Problem",
+    "TokenConstraints",
     "check_run_label",
     "parse_allowlist",
     "validate_allowlist",
@@ -48,6 +52,7 @@ __all__ = [
 EVENTS = frozenset({"pull_request", "nightly"})
 
 _TOP_LEVEL_KEYS = ("L1", "L2", "L3", "L4", "buildkite_repos")
+_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref")
 
 
 class Level(enum.IntEnum):
@@ -71,6 +76,16 @@ class AllowlistEntry:
     device: str | None = None
     oncalls: tuple[str, ...] = ()
     events: frozenset[str] = EVENTS
+    constraints: TokenConstraints = field(default_factory=lambda: TokenConstraints())
+
+
+@dataclass(frozen=True)
+class TokenConstraints:
+    """What a GitHub Actions token must also say to report for an entry (all optional)."""
+
+    repository_id: str | None = None
+    workflow: str | None = None
+    ref: str | None = None
 
 
 @dataclass(frozen=True)
@@ -246,8 +261,9 @@ class _Validator:
     ) -> None:
         repo = self.repo(level.name, where, raw_repo)
         oncalls, events = self.metadata(level.name, where, raw_oncalls)
+        constraints = self.constraints(level.name, where, raw_oncalls)
         if repo is not None:
-            self.entries.append(AllowlistEntry(repo, level, device, oncalls, events))
+            self.entries.append(AllowlistEntry(repo, level, device, oncalls, events, constraints))
 
     def repo(self, level: str, where: tuple[int | str, ...], raw: object) -> str | None:
         if not isinstance(raw, str):
@@ -272,12 +288,39 @@ class _Validator:
     ) -> tuple[tuple[str, ...], frozenset[str]]:
         if not isinstance(raw, dict):
             return self.oncall_list(level, where, raw), EVENTS
-        unknown = sorted(str(key) for key in raw if key not in ("oncalls", "events"))
+        unknown = sorted(str(key) for key in raw if key not in _ENTRY_FIELDS)
         if unknown:
-            message = f"unknown field(s) {', '.join(unknown)} (an entry may have oncalls, events)"
+            allowed = ", ".join(_ENTRY_FIELDS)
+            message = f"unknown field(s) {', '.join(unknown)} (an entry may have {allowed})"
             self.problem(level, where, message)
         return self.oncall_list(level, where, raw.get("oncalls")), self.events(
             level, where, raw.get("events", sorted(EVENTS))
+        )
+
+    def constraints(
+        self, level: str, where: tuple[int | str, ...], raw: object
+    ) -> TokenConstraints:
+        if not isinstance(raw, dict):
+            return TokenConstraints()
+        repository_id = raw.get("repository_id")
+        if repository_id is not None and (
+            isinstance(repository_id, bool)
+            or not str(repository_id).isdigit()
+            or int(repository_id) < 1
+        ):
+            self.problem(level, where, "repository_id must be a positive integer (GitHub's id)")
+            repository_id = None
+        patterns: dict[str, str | None] = {}
+        for name in ("workflow", "ref"):
+            value = raw.get(name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                self.problem(level, where, f"{name} must be a non-empty pattern string")
+                value = None
+            patterns[name] = value.strip() if isinstance(value, str) else None
+        return TokenConstraints(
+            None if repository_id is None else str(int(repository_id)),
+            patterns["workflow"],
+            patterns["ref"],
         )
 
     def oncall_list(self, level: str, where: tuple[int | str, ...], raw: object) -> tuple[str, ...]:

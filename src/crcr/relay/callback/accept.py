@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,6 +51,41 @@ Well beyond the callback's own budgets (HUD write and hooks: seconds), so that t
 sweeper never redoes what a live request is still doing; were it to, the redo is
 harmless: the HUD row is an upsert and check runs are queued once per transition.
 """
+
+MAX_JOB_RECORD_BYTES = 96 * 1024
+"""The most one job record's data may take in the state store, as JSON.
+
+It holds the dispatch record (upstream context: GitHub allows 100 labels of at most 50
+characters on a PR, ~6 KB), the callback minus its echoed payload (unknown keys
+dropped, every string capped by `schema`: ~5.5 KB), the failed tests' names and files
+(at most 100 of 300 + 300 characters: ~62 KB; their messages are left to the HUD, see
+`kept_in_job_record`), a triage verdict (at most 16 KB) and a few numbers. With the
+default `CRCR_STATUS_TTL` of 3 days and rate limit, one downstream can hold at most
+100 x 60 x 72 records at once, whatever it sends.
+"""
+
+
+def kept_in_job_record(callback: Mapping[str, Any]) -> dict[str, Any]:
+    """The callback as the job record keeps it: failed tests without their messages.
+
+    The messages (up to 2,000 characters each, a hundred of them) are for the HUD row,
+    written from the callback itself; the record needs the names (check-run summaries)
+    and enough to redo a lost HUD write, where a row without messages is the price.
+    """
+    workflow = callback.get("workflow")
+    results = workflow.get("test_results") if isinstance(workflow, Mapping) else None
+    failed = results.get("failed_tests") if isinstance(results, Mapping) else None
+    if not isinstance(failed, list) or not isinstance(workflow, Mapping):
+        return dict(callback)
+    assert isinstance(results, Mapping)
+    trimmed = [
+        {k: v for k, v in entry.items() if k != "message"} if isinstance(entry, Mapping) else entry
+        for entry in failed
+    ]
+    return {
+        **callback,
+        "workflow": {**workflow, "test_results": {**results, "failed_tests": trimmed}},
+    }
 
 
 @dataclass(frozen=True)
@@ -103,12 +138,12 @@ async def process_job_callback(
             # Whose CI this is: only GitHub Actions jobs can be re-run or looked up.
             issuer_kind=issuer_kind,
             record=record.to_store(),
-            callback=callback.without_payload,
+            callback=kept_in_job_record(callback.without_payload),
         )
     else:
         # With the in_progress facts merged under them, enough for the sweeper to
         # rebuild this completion's HUD body and hooks should this process die first.
-        data.update(completed_at=now, callback=callback.without_payload)
+        data.update(completed_at=now, callback=kept_in_job_record(callback.without_payload))
 
     in_progress = status is ReportedStatus.IN_PROGRESS
     transition = await deps.store.transition_job_and_deadline(

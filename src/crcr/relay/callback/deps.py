@@ -11,6 +11,7 @@ from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
 from crcr.relay.callback.job_state import JobState
+from crcr.relay.callback.repository_ids import RepositoryIds
 from crcr.relay.callback.schema import CallbackBody
 from crcr.relay.callback.self_report import CommitExists
 from crcr.relay.webhook.records import DispatchRecord
@@ -99,3 +100,7 @@ class CallbackDeps:
     lookup_budget: float = LOOKUP_BUDGET
     forward_budget: float = MAX_FORWARD_BUDGET
     hook_budget: float = HOOK_BUDGET
+    repository_ids: RepositoryIds = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.repository_ids = RepositoryIds(self.store)

@@ -34,7 +34,9 @@ from crcr.relay.callback.binding import bind_to_dispatch
 from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
 from crcr.relay.callback.hud_body import build_hud_body
 from crcr.relay.callback.hud_forwarder import Delivery
+from crcr.relay.callback.job_state import ReportedStatus
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import (
     MAX_BODY_BYTES,
     CallbackRejected,
@@ -42,8 +44,14 @@ from crcr.relay.callback.schema import (
     parse_callback,
 )
 from crcr.relay.callback.self_report import check_self_report, commit_verified
+from crcr.relay.callback.token_binding import (
+    NotThisRepository,
+    check_run_matches_token,
+    with_pinned_run_url,
+)
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import StateStoreUnavailable
+from crcr.web_urls import github_web_url
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +144,19 @@ async def handle_callback(
 
 
 def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
-    named = {401: "unauthorized", 409: "conflict", 413: "too_large", 429: "rate_limited"}
+    named = {
+        401: "unauthorized",
+        403: "forbidden",
+        409: "conflict",
+        413: "too_large",
+        429: "rate_limited",
+    }
     if status_code in named:
         return named[status_code]
     if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
         return str(body["status"])
-    return "invalid" if 400 <= status_code < 500 else f"http_{status_code}"
+    # A closed set: a remote HUD chooses the status of a refusal the caller is answered.
+    return "invalid" if 400 <= status_code < 500 else "error"
 
 
 @dataclass(frozen=True)
@@ -208,6 +223,10 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
     entry = (await deps.allowlist()).entry(verified_repo)
     if entry is None or entry.level < Level.L2:
         raise Answer(200, {"status": "ignored"})
+    try:
+        await check_entry_constraints(deps.repository_ids, identity, entry)
+    except NotThisRepository as exc:
+        raise Answer(403, {"error": str(exc)}) from None
 
     # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)
@@ -219,7 +238,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
             raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
         except BodyTooLarge as exc:
             raise CallbackRejected(413, f"body: {exc}") from None
-        parsed = parse_callback(raw)
+        parsed = parse_callback(raw, allow_http=deps.settings.allows_plain_http)
     except CallbackRejected as exc:
         parsed = exc
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
@@ -242,6 +261,8 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         )
 
     try:
+        check_run_matches_token(identity, parsed)
+        parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
         # 5. nightly / periodic self-reports: the tested commit must exist upstream.
         if parsed.body.is_self_report:
             sha = check_self_report(parsed.body)
@@ -251,15 +272,38 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
                 deps.settings.upstream_repo,
                 sha,
                 within=deps.lookup_budget,
+                reporter=entry.repo,
+                lookups_per_hour=deps.settings.self_report_lookups_per_hour,
             )
             return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
         # 6. binding to the dispatch record (keyed by the allowlist's spelling).
         record = bind_to_dispatch(raw_record, parsed.body)
+        if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
+            await _count_job(deps, parsed.body.delivery_id, entry.repo)
     except CallbackRejected as exc:
-        raise Answer(exc.status_code, {"error": exc.message}) from None
+        retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
+        raise Answer(exc.status_code, {"error": exc.message}, retry) from None
     return _Checked(
         verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
     )
+
+
+async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
+    """Bound the jobs (and so the upstream check runs) one repo may start per dispatch.
+
+    Every job is announced by its `in_progress` callback; a repeat of one counts again,
+    which only makes the bound tighter. Refusals are not counted.
+    """
+    limit = deps.settings.max_jobs_per_dispatch
+    decision = await deps.store.hit_rate_limit(
+        f"jobs:{delivery_id}:{repo.lower()}", limit, deps.settings.status_ttl
+    )
+    if not decision.allowed:
+        raise CallbackRejected(
+            400,
+            f"workflow.job_name: more than {limit} jobs reported for this dispatch "
+            "(CRCR_MAX_JOBS_PER_DISPATCH)",
+        )
 
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:

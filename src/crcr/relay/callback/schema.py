@@ -6,35 +6,48 @@ downstream CI log, read by someone who did not write the relay.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any
 
-import orjson
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
+    field_validator,
     model_validator,
 )
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
+from crcr.json_body import InvalidJson, load_json
 from crcr.relay.callback.job_state import ReportedStatus
+from crcr.web_urls import web_url_problem
 
 MAX_BODY_BYTES = 1024 * 1024
+# Caps on what a job record keeps of a callback (the HUD's own column limits): with
+# unknown keys dropped, the stored part of a callback is at most ~5.5 KB of JSON.
+MAX_ID_CHARS = 40  # run ids (GitHub's digits, Buildkite's UUIDs), check-run ids
+MAX_NAME_CHARS = 300  # workflow and job names
+MAX_DELIVERY_CHARS = 200
+MAX_COUNT = 1_000_000_000  # test counts: no suite comes near; bounds a number's digits
+MAX_WORD_CHARS = 40  # event type, conclusion, schema version, timestamps
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
 
 
 class CallbackRejected(Exception):
-    """The body is unacceptable; `status_code` is 400 or 413, the message names the field."""
+    """The body is unacceptable; `status_code` is 400 or 413, the message names the field.
 
-    def __init__(self, status_code: int, message: str) -> None:
+    A 429 (a budget spent) says in `retry_after` how many seconds until it refills.
+    """
+
+    def __init__(self, status_code: int, message: str, retry_after: int | None = None) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.message = message
+        self.retry_after = retry_after
 
 
 def _string_or_integer(value: Any) -> Any:
@@ -56,9 +69,12 @@ def _optional_string_or_integer(value: Any) -> Any:
     return _string_or_integer(value)
 
 
-RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer)]
-OptionalIdentifier = Annotated[str | None, BeforeValidator(_optional_string_or_integer)]
-NonEmpty = Annotated[str, Field(min_length=1)]
+RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer), Field(max_length=MAX_ID_CHARS)]
+OptionalIdentifier = Annotated[
+    str | None, BeforeValidator(_optional_string_or_integer), Field(max_length=MAX_ID_CHARS)
+]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
 
 
 class FailedTest(BaseModel):
@@ -72,11 +88,13 @@ class FailedTest(BaseModel):
 class TestCounts(BaseModel):
     """Optional test counts, and the failed tests' names when the downstream gives them."""
 
-    model_config = ConfigDict(extra="allow")
+    # Unknown keys are dropped, here and below: what is kept goes into a job record
+    # that lives for days, and a downstream must not choose its size.
+    model_config = ConfigDict(extra="ignore")
 
-    passed: int = Field(default=0, ge=0)
-    failed: int = Field(default=0, ge=0)
-    skipped: int = Field(default=0, ge=0)
+    passed: int = Field(default=0, ge=0, le=MAX_COUNT)
+    failed: int = Field(default=0, ge=0, le=MAX_COUNT)
+    skipped: int = Field(default=0, ge=0, le=MAX_COUNT)
     failed_tests: list[FailedTest] | None = None
     failed_tests_dropped: int | None = Field(default=None, ge=0)
 
@@ -84,19 +102,19 @@ class TestCounts(BaseModel):
 class Workflow(BaseModel):
     """The `workflow` object the reporter adds to the echoed client payload."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
 
     schema_version: OptionalIdentifier = "1"
     status: ReportedStatus
-    conclusion: str | None = None
-    name: NonEmpty
+    conclusion: Word | None = None
+    name: Annotated[Name, Field(min_length=1)]
     url: str | None = None
     run_id: RunIdentifier
     run_attempt: RunIdentifier = "1"
-    job_name: str = ""
+    job_name: Name = ""
     check_run_id: OptionalIdentifier = None
-    started_at: str | None = None
-    completed_at: str | None = None
+    started_at: Word | None = None
+    completed_at: Word | None = None
     test_results: TestCounts | None = None
     artifact_url: str | None = None
     triage_verdict: dict[str, Any] | None = None
@@ -116,6 +134,18 @@ class Workflow(BaseModel):
         sanitised, problems = sanitise_failure_detail(data)
         sanitised["failure_detail_problems"] = problems
         return sanitised
+
+    @field_validator("url", "artifact_url")
+    @classmethod
+    def _plain_web_url(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Shown as links on the HUD and in check runs: `javascript:` must never get in.
+        if not value:
+            return None
+        allow_http = bool((info.context or {}).get("allow_http"))
+        problem = web_url_problem(value, allow_http=allow_http)
+        if problem is not None:
+            raise ValueError(problem)
+        return value
 
 
 class EchoedHead(BaseModel):
@@ -146,10 +176,10 @@ class EchoedPayload(BaseModel):
 class CallbackBody(BaseModel):
     """A callback body: the dispatch's client payload echoed back, plus `workflow`."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="ignore")
 
-    event_type: str | None = None
-    delivery_id: NonEmpty
+    event_type: Word | None = None
+    delivery_id: Annotated[str, Field(min_length=1, max_length=MAX_DELIVERY_CHARS)]
     payload: EchoedPayload = Field(default_factory=EchoedPayload)
     workflow: Workflow
 
@@ -176,53 +206,58 @@ class ParsedCallback:
         return self.body.model_dump(mode="json", exclude={"payload"}, exclude_unset=True)
 
     def as_received(self) -> dict[str, Any]:
-        """The whole body as sent, echoed payload included (for a HUD reached over HTTP)."""
+        """The whole body as sent, echoed payload included (for a HUD reached over HTTP).
+
+        The run link is the checked one (`with_run_url`), not the one sent.
+        """
         document: dict[str, Any] = _json_document(self.raw)
         if isinstance(document.get("workflow"), dict):
             # Forwarded as sanitised as the relay's own copy: a HUD is never handed
             # an unbounded list or a verdict the relay dropped.
             document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
+            document["workflow"]["url"] = self.body.workflow.url
         return document
 
+    def with_run_url(self, url: str | None) -> ParsedCallback:
+        """The same callback, its run link replaced (pinned to the verified repository)."""
+        workflow = self.body.workflow.model_copy(update={"url": url})
+        return ParsedCallback(self.body.model_copy(update={"workflow": workflow}), self.raw)
 
-def parse_callback(raw: bytes) -> ParsedCallback:
-    """Parse and check a raw body straight from its bytes."""
+
+def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
+    """Parse and check a raw body straight from its bytes.
+
+    `allow_http` admits `http://` links (the sandbox); otherwise only `https://`.
+    """
     if len(raw) > MAX_BODY_BYTES:
         raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+    context = {"allow_http": allow_http}
     try:
-        body = CallbackBody.model_validate_json(raw)
+        body = CallbackBody.model_validate_json(raw, context=context)
     except ValidationError as exc:
         if exc.errors()[0]["type"] != "json_invalid":
             raise CallbackRejected(400, describe_first_error(exc)) from None
         # What pydantic's parser refuses but the standard one reads (NaN, lone
         # surrogates) is judged as before: acceptance does not depend on the parser.
-        body = _validated(_json_document(raw))
+        body = _validated(_json_document(raw), context)
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
         raise CallbackRejected(400, "workflow.conclusion: required when status is completed")
     return ParsedCallback(body, raw)
 
 
-def _validated(document: Any) -> CallbackBody:
+def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
     try:
-        return CallbackBody.model_validate(document)
+        return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
         raise CallbackRejected(400, describe_first_error(exc)) from None
 
 
 def _json_document(raw: bytes) -> Any:
-    """The parsed body: orjson, else the standard library (which reads a little more).
-
-    orjson is stricter (UTF-8 only, 64-bit integers, no NaN), so a body it refuses gets
-    the standard parser's verdict: what the relay accepts does not depend on the parser.
-    """
+    """The parsed body (`json_body.load_json`), its problem a 400 naming the body."""
     try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise CallbackRejected(400, "body: not valid JSON") from None
+        return load_json(raw)
+    except InvalidJson as exc:
+        raise CallbackRejected(400, f"body: {exc}") from None
 
 
 def describe_first_error(exc: ValidationError) -> str:
@@ -243,6 +278,8 @@ def describe_first_error(exc: ValidationError) -> str:
         problem = "must be an object"
     elif kind == "string_too_short":
         problem = "must not be empty"
+    elif kind in ("string_too_long", "too_long"):
+        problem = f"must be at most {error.get('ctx', {}).get('max_length')} characters"
     else:
         problem = (
             str(error["msg"]).removeprefix("Value error, ").replace("Input should be", "must be")

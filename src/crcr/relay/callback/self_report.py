@@ -26,6 +26,8 @@ CACHE_NAMESPACE = "upstream_commit"
 # report may race the push that creates the commit.
 FOUND_TTL = 7 * 24 * 3600
 MISSING_TTL = 300
+LOOKUP_WINDOW = 3600.0
+"""The window of `CRCR_SELF_REPORT_LOOKUPS_PER_HOUR`: each new SHA costs the App a request."""
 
 
 def check_self_report(body: CallbackBody) -> str:
@@ -48,15 +50,30 @@ async def commit_verified(
     sha: str,
     *,
     within: float,
+    reporter: str = "",
+    lookups_per_hour: int | None = None,
 ) -> bool:
     """True when the commit exists upstream, False when GitHub could not be asked.
 
     GitHub gets `within` seconds: the reporter is waiting, and an unverified row is
     better than a reporter that times out. Raises `CallbackRejected(400)` when GitHub
-    says the commit does not exist.
+    says the commit does not exist. Answers are cached, "missing" too; a `reporter`
+    whose uncached SHAs cost more than `lookups_per_hour` requests of the App's quota
+    in the last hour is refused 429 (its invented SHAs would spend everyone's quota).
     """
     key = f"{upstream_repo.lower()}@{sha}"
     cached = await store.cache_get(CACHE_NAMESPACE, key)
+    if cached is None and commit_exists is not None and lookups_per_hour is not None:
+        budget = await store.hit_rate_limit(
+            f"commit-lookup:{reporter.lower()}", lookups_per_hour, LOOKUP_WINDOW
+        )
+        if not budget.allowed:
+            raise CallbackRejected(
+                429,
+                f"delivery_id: more than {lookups_per_hour} new commits to look up this hour "
+                "(CRCR_SELF_REPORT_LOOKUPS_PER_HOUR); report commits that exist upstream",
+                retry_after=max(1, budget.retry_after),
+            )
     if cached is None and commit_exists is not None:
         try:
             async with asyncio.timeout(within):

@@ -18,8 +18,10 @@ from typing import Any
 from crcr.failure_detail.failed_tests import DROPPED_KEY
 from crcr.relay.allowlist.model import Level, check_run_label
 from crcr.relay.callback.job_state import JobState
+from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
 from crcr.stores.state import JobRecord
+from crcr.web_urls import is_web_url
 
 CHECK_NAME_PREFIX = "crcr/"
 CHECKS_WANTED_FLAG = "checks-wanted"
@@ -167,7 +169,12 @@ def _failed_tests(test_results: object) -> tuple[tuple[str, ...], int]:
 
 
 def check_run_name(repo: str, workflow_name: str, job_name: str) -> str:
-    """`crcr/<owner/repo>/<workflow>/<job>` (the job part is left out when unnamed)."""
+    """`crcr/<owner/repo>/<workflow>/<job>` (the job part is left out when unnamed).
+
+    Plain text on GitHub, but still one line of bounded length: the names are chosen
+    by the downstream.
+    """
+    workflow_name, job_name = single_line(workflow_name), single_line(job_name)
     parts = [repo, workflow_name] + ([job_name] if job_name else [])
     return CHECK_NAME_PREFIX + "/".join(parts)
 
@@ -250,18 +257,20 @@ def output_summary(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
 
 
 def _report_summary(report: JobReport) -> str:
-    job = _code(" / ".join(part for part in (report.workflow_name, report.job_name) if part))
-    run = f"run {report.run_id}"
-    link = f"[{run}]({report.run_url})" if _is_web_url(report.run_url) else run
-    repo = _code(report.repo)
+    """The job's own lines. Every value a downstream chose goes through `github_text`:
+    names as one line of code, the run id as digits or code, the link only when it is
+    a plain web URL."""
+    job = code(" / ".join(part for part in (report.workflow_name, report.job_name) if part))
+    link_text = link(f"run {run_id_text(report.run_id)}", report.run_url)
+    repo = code(report.repo)
     conclusion = report.check_conclusion
     if conclusion is None:
-        return f"{repo} ({report.level}) is running {job} in {link}."
-    lines = [f"{repo} ({report.level}) finished {job} in {link}: **{conclusion}**."]
+        return f"{repo} ({report.level}) is running {job} in {link_text}."
+    lines = [f"{repo} ({report.level}) finished {job} in {link_text}: **{conclusion}**."]
     if report.state is JobState.TIMED_OUT:
         lines.append("The job never reported completion; the relay timed it out.")
     elif (report.conclusion or "").strip().lower() != conclusion:
-        lines.append(f"The downstream reported the conclusion {_code(report.conclusion or '')}.")
+        lines.append(f"The downstream reported the conclusion {code(report.conclusion or '')}.")
     return "\n\n".join(lines)
 
 
@@ -278,7 +287,7 @@ def check_run_fields(report: JobReport, notes: CheckNotes = NO_NOTES) -> dict[st
         "external_id": external_id(report.run_id, report.pr_number),
         "output": {"title": output_title(report, notes), "summary": output_summary(report, notes)},
     }
-    if _is_web_url(report.run_url):
+    if is_web_url(report.run_url, allow_http=True):
         fields["details_url"] = report.run_url
     conclusion = noted_conclusion(report.check_conclusion, notes)
     if conclusion is None:
@@ -286,13 +295,3 @@ def check_run_fields(report: JobReport, notes: CheckNotes = NO_NOTES) -> dict[st
     else:
         fields.update(status="completed", conclusion=conclusion)
     return fields
-
-
-def _is_web_url(url: str | None) -> bool:
-    """GitHub refuses a `details_url` that is not http(s) with 422."""
-    return bool(url) and str(url).startswith(("https://", "http://"))
-
-
-def _code(text: str) -> str:
-    """Inline Markdown code that a downstream-chosen name cannot break out of."""
-    return "`" + text.replace("`", "'") + "`"

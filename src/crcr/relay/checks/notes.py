@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from crcr.relay.checks.github_text import code
+
 SHOWN_FAILED_TESTS = 5
 BASELINE_WORDS = {
     "new": "new: this job passes on the upstream's default branch",
@@ -78,10 +80,10 @@ def note_lines(
     if notes.github_conclusion not in (None, "success") and reported == "success":
         lines.append(
             f"The downstream reported `success`, but GitHub records the job's conclusion "
-            f"as `{_plain(notes.github_conclusion or '')}`."
+            f"as {code(notes.github_conclusion or '')}."
         )
     if failed_tests:
-        shown = ", ".join(f"`{_plain(name)}`" for name in failed_tests[:SHOWN_FAILED_TESTS])
+        shown = ", ".join(code(name) for name in failed_tests[:SHOWN_FAILED_TESTS])
         more = failed_total - min(len(failed_tests), SHOWN_FAILED_TESTS)
         tail = f" and {more} more" if more > 0 else ""
         lines.append(f"Failed tests: {shown}{tail}.")
@@ -97,8 +99,3 @@ def hud_pr_url(hud_public_url: str | None, pr_number: int | None) -> str | None:
     if not hud_public_url or not pr_number:
         return None
     return f"{hud_public_url}/crcr/pr/{pr_number}"
-
-
-def _plain(text: str) -> str:
-    """Text for inside inline code: a downstream-chosen name cannot break out of it."""
-    return text.replace("`", "'").replace("\n", " ")[:200]

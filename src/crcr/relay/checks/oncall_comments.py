@@ -20,6 +20,7 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, JobReport
+from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
 from crcr.relay.sweeper.handlers import HandlerResult
 from crcr.stores.state import LeasedItem, StateStore
 
@@ -71,23 +72,26 @@ def _attempt(summary: Mapping[str, Any]) -> int:
 def render_comment(
     repo: str, oncalls: Sequence[str], head_sha: str, jobs: Iterable[FailingJob]
 ) -> str:
-    """The comment's Markdown, marker first."""
-    mentions = " ".join(f"@{login}" for login in oncalls)
+    """The comment's Markdown, marker first.
+
+    Mentions come only from the allowlist's oncalls; every value a downstream chose
+    (check names, run ids, links) goes through `github_text`, so nothing it sends can
+    notify anyone, start a heading or embed an image.
+    """
     lines = [
         oncall_marker(repo),
-        f"### crcr: `{repo}` has failing checks",
+        f"### crcr: {code(repo)} has failing checks",
         "",
-        f"{mentions}: `{repo}` reported failing jobs on this pull request "
-        f"(commit {head_sha[:12]}).",
+        f"{mentions(oncalls)}: {code(repo)} reported failing jobs on this pull request "
+        f"(commit {commit_text(head_sha)}).",
         "",
         "| Check | Conclusion | Run |",
         "| --- | --- | --- |",
     ]
     for job in jobs:
-        run = f"run {job.run_id}"
-        link = f"[{run}]({job.run_url})" if job.run_url else run
-        name = job.check_name.replace("|", "\\|").replace("`", "'")
-        lines.append(f"| `{name}` | {job.conclusion} | {link} |")
+        run = link(f"run {run_id_text(job.run_id)}", job.run_url)
+        # The conclusion is one of FAILING_CONCLUSIONS (`failing_jobs` keeps no other).
+        lines.append(f"| {code(job.check_name)} | {job.conclusion} | {run} |")
     lines += ["", "_This comment is updated in place when more jobs fail._"]
     return "\n".join(lines)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from collections.abc import Set as AbstractSet
@@ -12,13 +11,14 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.http_body import BodyTooLarge, read_capped_stream
+from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
-from crcr.relay.webhook.signature import SignatureMismatch, SignatureMissing, verify_signature
+from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
 from crcr.stores.state import StateStoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -71,8 +71,9 @@ def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
         try:
             response = await _handle(deps(), request, event, delivery_id)
         except StateStoreUnavailable as exc:
-            log.error("state store unavailable", extra={"delivery_id": delivery_id})
-            response = _answer(503, event, "store_unavailable", error=f"state store: {exc}")
+            log.error("state store unavailable: %s", exc, extra={"delivery_id": delivery_id})
+            error = "state store unavailable, retry later"
+            response = _answer(503, event, "store_unavailable", error=error)
         except Exception:
             log.exception("webhook failed", extra={"delivery_id": delivery_id})
             response = _answer(500, event, "error", error="internal error", delivery=delivery_id)
@@ -85,11 +86,11 @@ async def _handle(
     deps: WebhookDeps, request: Request, event: str, delivery_id: str
 ) -> JSONResponse:
     try:
-        body = await read_capped_body(request, GITHUB_WEBHOOK_BODY_LIMIT)
+        signature = SignatureCheck(deps.secret, request.headers.get("x-hub-signature-256"))
+        body = await read_capped_stream(request, GITHUB_WEBHOOK_BODY_LIMIT, signature.update)
+        signature.verify()
     except BodyTooLarge as exc:
         return _answer(413, event, "too_large", error=str(exc))
-    try:
-        verify_signature(deps.secret, body, request.headers.get("x-hub-signature-256"))
     except SignatureMissing as exc:
         return _answer(400, event, "unsigned", error=str(exc))
     except SignatureMismatch as exc:
@@ -99,9 +100,9 @@ async def _handle(
     if not delivery_id:
         return _answer(400, event, "bad_request", error="missing X-GitHub-Delivery header")
     try:
-        payload = json.loads(body)
-    except ValueError:
-        return _answer(400, event, "bad_request", error="body is not valid JSON")
+        payload = load_json(body)
+    except InvalidJson as exc:
+        return _answer(400, event, "bad_request", error=f"body is {exc}")
     if not isinstance(payload, dict):
         return _answer(400, event, "bad_request", error="body is not a JSON object")
 
@@ -185,5 +186,5 @@ async def _fan_out(
 
 
 def _answer(status: int, event: str, outcome: str, **body: Any) -> JSONResponse:
-    metrics.WEBHOOKS.labels(event=event or "none", outcome=outcome).inc()
+    metrics.WEBHOOKS.labels(event=metrics.event_label(event), outcome=outcome).inc()
     return JSONResponse(body, status_code=status)

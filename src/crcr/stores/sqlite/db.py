@@ -26,6 +26,9 @@ T = TypeVar("T")
 # How often one instance sweeps expired rows out of the file (they are ignored anyway).
 PURGE_INTERVAL_SECONDS = 60.0
 
+SYNCHRONOUS = "FULL"
+"""SQLite's durability level for the state store (see `_connection`)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS records (
     kind TEXT NOT NULL,
@@ -94,8 +97,10 @@ class SqliteDatabase:
                 check_same_thread=False,  # only so that close() may close it
             )
             conn.execute(f"PRAGMA busy_timeout = {int(self._busy_timeout * 1000)}")
-            # WAL survives a process crash; NORMAL may lose the last commits on power loss.
-            conn.execute("PRAGMA synchronous = NORMAL")
+            # FULL: every commit is an acknowledged promise (a dispatch record, a job
+            # transition, a queued retry), and in WAL mode NORMAL may lose the last
+            # commits to an OS crash or power loss. Its cost is in docs/benchmarks.md.
+            conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
             self._local.conn = conn
             with self._connections_lock:
                 self._connections.append(conn)

@@ -88,7 +88,7 @@ class SqliteWriteLock:
     def _file(self) -> int:
         if self._descriptor is None or self._opened_by != os.getpid():
             # A forked child shares its parent's open file and so its flock: it opens its own.
-            self._descriptor = os.open(str(self._path), os.O_RDWR | os.O_CREAT, 0o644)
+            self._descriptor = os.open(str(self._path), os.O_RDWR | os.O_CREAT, 0o600)
             self._opened_by = os.getpid()
             # Engines are dropped without notice; the descriptor goes with its lock.
             weakref.finalize(self, os.close, self._descriptor)

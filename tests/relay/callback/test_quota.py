@@ -1,0 +1,70 @@
+"""A downstream cannot spend the App's GitHub quota: bounded look-ups and jobs.
+
+Each self-report for an unseen commit costs one `GET /commits/{sha}`; each job of an
+L3/L4 backend costs check runs. Both are bounded per repository, with an answer that
+names the setting.
+"""
+
+from __future__ import annotations
+
+import pytest
+from tests.relay import callback_harness as harness
+from tests.relay.callback_harness import Relay, callback_body
+
+opener, signing_key, issuer, relay = (
+    harness.opener,
+    harness.signing_key,
+    harness.issuer,
+    harness.relay,
+)
+
+
+def nightly(sha: str) -> dict[str, object]:
+    return callback_body(sha, "completed", "success", event_type="nightly")
+
+
+@pytest.fixture
+def asked(relay: Relay) -> list[str]:
+    """The commits GitHub was asked about; none of them exists."""
+    seen: list[str] = []
+
+    async def commit_exists(repo: str, sha: str) -> bool:
+        seen.append(sha)
+        return False
+
+    relay.deps.commit_exists = commit_exists
+    relay.deps.settings = relay.settings.model_copy(update={"self_report_lookups_per_hour": 3})
+    return seen
+
+
+async def test_an_unknown_commit_is_looked_up_once(relay: Relay, asked: list[str]) -> None:
+    first = await relay.post(nightly("ab" * 20))
+    again = await relay.post(nightly("ab" * 20))
+
+    assert (first.status_code, again.status_code) == (400, 400)
+    assert asked == ["ab" * 20]
+
+
+async def test_invented_commits_spend_at_most_the_hourly_lookups(
+    relay: Relay, asked: list[str]
+) -> None:
+    answers = [await relay.post(nightly(f"{n:040x}")) for n in range(1, 6)]
+
+    assert [a.status_code for a in answers] == [400, 400, 400, 429, 429]
+    assert len(asked) == 3
+    assert "CRCR_SELF_REPORT_LOOKUPS_PER_HOUR" in answers[-1].json()["error"]
+    assert int(answers[-1].headers["retry-after"]) > 0
+
+
+async def test_a_dispatch_takes_at_most_the_configured_number_of_jobs(relay: Relay) -> None:
+    relay.deps.settings = relay.settings.model_copy(update={"max_jobs_per_dispatch": 3})
+    await relay.dispatch("d-1")
+    await relay.dispatch("d-2")
+
+    answers = [await relay.post(callback_body("d-1", job_name=f"job-{n}")) for n in range(4)]
+    other = await relay.post(callback_body("d-2", job_name="job-9"))
+
+    assert [a.status_code for a in answers] == [200, 200, 200, 400]
+    assert "CRCR_MAX_JOBS_PER_DISPATCH" in answers[-1].json()["error"]
+    assert other.status_code == 200
+    assert relay.hud.writes == 4
