@@ -104,9 +104,8 @@ async def open_runtime(
     if not settings.hud_url:
         hud = await open_hud(settings)
         closers.append(hud.close)
-    forwarder = forwarder_from_settings(
-        settings, store, http=http, ingestor=hud.ingestor if hud else None
-    )
+    forwarder = forwarder_from_settings(settings, store, ingestor=hud.ingestor if hud else None)
+    closers.append(forwarder.aclose)
     fanout = FanOut(
         store=store,
         send=_sender(github, IN_REQUEST_RETRIES),
