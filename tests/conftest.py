@@ -64,3 +64,18 @@ def redis_namespace(redis_url: str) -> Iterator[str]:
         keys = list(client.scan_iter(match=f"{prefix}*", count=500))
         if keys:
             client.delete(*keys)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--outage-seconds",
+        type=float,
+        default=3.0,
+        help="length of the HUD outage in the recovery scenario (issue 16's run: 20)",
+    )
+
+
+@pytest.fixture
+def outage_seconds(request: pytest.FixtureRequest) -> float:
+    """How long the recovery scenario keeps the HUD down (`--outage-seconds`)."""
+    return float(request.config.getoption("--outage-seconds"))

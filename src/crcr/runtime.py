@@ -148,7 +148,10 @@ async def open_runtime(
             **checks.queue_handlers,
         },
         on_finalised=[checks.on_accepted],
+        # Dispatches to different repositories do not depend on one another's order.
+        parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
+    forwarder.on_queued = sweeper.nudge
     return Runtime(
         settings=settings,
         store=store,
@@ -165,6 +168,9 @@ async def open_runtime(
         _closers=closers,
     )
 
+
+DISPATCH_PARALLEL = 8
+"""Queued dispatches sent at once after a GitHub outage."""
 
 IN_REQUEST_RETRIES = 2
 """Retries of a dispatch while GitHub's webhook request waits; the queue does the rest."""

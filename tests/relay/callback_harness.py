@@ -81,6 +81,7 @@ class StandInHud:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
         self.writes = 0
+        self.refused = 0  # bodies answered 503 while down
         self.down = False
         self.delay = 0.0
         self.app = Starlette(routes=[Route("/api/crcr/results", self._ingest, methods=["POST"])])
@@ -89,6 +90,7 @@ class StandInHud:
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.down:
+            self.refused += 1
             return JSONResponse({"error": "down for maintenance"}, 503)
         if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:
             return JSONResponse({"error": "unauthorized"}, 401)

@@ -12,7 +12,7 @@ import hashlib
 import inspect
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
@@ -197,6 +197,7 @@ class HudForwarder:
         self.transport = transport
         self._store = store
         self._timeout = timeout
+        self.on_queued: Callable[[], None] | None = None  # the sweeper's `nudge`
 
     async def aclose(self) -> None:
         """Close the transport's connections, if it holds any."""
@@ -252,7 +253,10 @@ class HudForwarder:
     ) -> bool:
         """Put a body in the durable retry queue; False if it is queued already."""
         payload = {"body": dict(body), "expect": dict(expect) if expect else None}
-        return await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+        queued = await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+        if self.on_queued is not None:
+            self.on_queued()
+        return queued
 
 
 def forwarder_from_settings(
