@@ -195,6 +195,7 @@ async def test_a_repo_that_is_not_owner_slash_name_is_refused_before_any_call(
 # --- typed errors ---------------------------------------------------------------------------
 
 
+@pytest.mark.unlike_github
 async def test_a_refused_dispatch_is_unprocessable_with_githubs_message(
     client: GitHubClient,
 ) -> None:

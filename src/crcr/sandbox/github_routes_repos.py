@@ -105,11 +105,9 @@ async def get_contents(request: Request) -> Response:
     prefix = f"{path}/" if path else ""
     listing = [
         {
-            "type": "file",
-            "name": p[len(prefix) :],
-            "path": p,
-            "sha": git_blob_sha(d),
-            "size": len(d),
+            key: value
+            for key, value in _file_json(repo, p, ref, d, base).items()
+            if key not in ("content", "encoding")
         }
         for (r, p), d in sorted(repo.files.items())
         if r == ref and p.startswith(prefix) and "/" not in p[len(prefix) :]
