@@ -9,6 +9,7 @@ client (and to this tour) is checked without more code.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 from tests.github_description import mismatches, operation_of, schema_errors
@@ -17,7 +18,14 @@ from tests.relay.callback_harness import StoreOpener, sandbox_github_client
 
 from crcr.github.client import GitHubClient
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.sandbox.webhooks import pull_request_event
+from crcr.sandbox.webhooks import (
+    branch_deletion,
+    branch_push,
+    check_run_event,
+    check_suite_event,
+    pull_request_event,
+    tag_push,
+)
 
 opener = callback_harness.opener
 UPSTREAM = "pytorch/pytorch"
@@ -79,20 +87,33 @@ def test_the_description_knows_the_operations_the_relay_uses() -> None:
     assert operation_of("POST", "/repos/o/r/no-such-thing") is None
 
 
-@pytest.mark.parametrize("action", ["opened", "synchronize", "reopened", "closed", "edited"])
-def test_the_sandboxs_pull_request_payloads_match_githubs_webhook_schema(action: str) -> None:
-    payload = pull_request_event(action, repo=UPSTREAM, number=12)
-
-    assert (
-        schema_errors(
-            payload,
-            "webhooks",
-            f"pull-request-{action}",
-            "post",
-            "requestBody",
-            "content",
-            "application/json",
-            "schema",
-        )
-        == []
+def webhook_schema_errors(payload: dict[str, Any], webhook: str) -> list[str]:
+    return schema_errors(
+        payload, "webhooks", webhook, "post", "requestBody", "content", "application/json", "schema"
     )
+
+
+@pytest.mark.parametrize(
+    "action", ["opened", "synchronize", "reopened", "closed", "edited", "labeled"]
+)
+def test_the_sandboxs_pull_request_payloads_match_githubs_webhook_schema(action: str) -> None:
+    payload = pull_request_event(action, repo=UPSTREAM, number=12, label_name="ciflow/crcr/xpu")
+
+    assert webhook_schema_errors(payload, f"pull-request-{action}") == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "webhook"),
+    [
+        (branch_push("main"), "push"),
+        (tag_push(), "push"),
+        (branch_deletion("old-feature"), "push"),
+        (check_run_event(), "check-run-rerequested"),
+        (check_suite_event(), "check-suite-rerequested"),
+    ],
+    ids=["push", "tag", "deletion", "check_run", "check_suite"],
+)
+def test_the_sandboxs_other_payloads_match_githubs_webhook_schemas(
+    payload: dict[str, Any], webhook: str
+) -> None:
+    assert webhook_schema_errors(payload, webhook) == []
