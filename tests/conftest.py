@@ -96,8 +96,9 @@ def calls_as_github_documents_them(
     if "sandbox" in request.path.parts or request.node.get_closest_marker("unlike_github"):
         yield
         return
-    from crcr.sandbox.github_state import SandboxGitHub
     from tests.github_description import mismatches
+
+    from crcr.sandbox.github_state import SandboxGitHub
 
     created: list[SandboxGitHub] = []
     build = SandboxGitHub.__init__
