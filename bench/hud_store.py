@@ -4,12 +4,18 @@ Run: `python -m bench.hud_store --rows N --db URL` (URL: `sqlite:///path.db` or 
 `postgresql://` URL; PostgreSQL runs in a private schema that is dropped afterwards).
 
 1. Bulk-load N job rows spread over `--days` days and `--backends` backends, with their
-   rollups computed by the same pure code as the write path (`crcr.hud.rollups`).
+   rollups computed by the same pure code as the write path (`crcr.hud.rollups`) and
+   the level rollups by migration 0004's backfill (`crcr.hud.levels.backfill`). Half
+   the backends are L2 (judged over 14 days), half L3 (7 days).
 2. Ingest `--ingest` bodies (in_progress then completed) through `HudIngestor`, the real
    write path, with `--concurrency` callers: rows written per second.
-3. Time the summary endpoint (HTTP, in-process ASGI), the backend page query, and the
-   baseline the reference HUD's approach implies: one GROUP BY over every job row in the
-   window.
+3. Time the summary and level-status endpoints (HTTP, in-process ASGI), the backend
+   page query, and the baseline the reference HUD's approach implies: one GROUP BY over
+   every job row in the window.
+4. Time the baseline verdicts of one PR with 50 failed jobs (`bench.baseline_verdicts`).
+
+One commit in 20 is a push (the default branch's results, which baseline verdicts
+compare against), spread over every backend; failed jobs name a failed test.
 """
 
 from __future__ import annotations
@@ -30,9 +36,11 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from sqlalchemy import Engine, case, create_engine, func, insert, select, text
 
+from bench.baseline_verdicts import time_baseline
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.ingest import HudIngestor
+from crcr.hud.levels.backfill import backfill_levels
 from crcr.hud.merge import row_facts
 from crcr.hud.models import JOBS, Job
 from crcr.hud.queries import HudQueries
@@ -42,24 +50,31 @@ from crcr.hud.writer import apply_rollup_change
 JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]
 CONCLUSIONS = ["success"] * 85 + ["failure"] * 10 + ["cancelled"] * 3 + ["timed_out"] * 2
 BATCH = 20_000
+_FAILED_TEST = [f'{{"tests":[{{"name":"test_op_{i}"}}],"dropped":0}}' for i in range(7)]
 
 
 def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[str, Any]]:
     rng = random.Random(7)
+    commit_at = now
     for index in range(total):
         commit = index // len(JOBS_PER_COMMIT)
         repo = f"org{commit % backends}/backend"
-        at = now - timedelta(seconds=rng.uniform(0, days * 86400 - 1))
+        if index % len(JOBS_PER_COMMIT) == 0:
+            commit_at = now - timedelta(seconds=rng.uniform(3600, days * 86400 - 1))
+        # A commit's jobs finish within the hour after it, as one workflow run's do.
+        at = commit_at + timedelta(seconds=rng.uniform(0, 3600))
         queue, execution = rng.lognormvariate(4, 1.2), rng.lognormvariate(7, 0.8)
         in_progress = rng.random() < 0.02
         conclusion = None if in_progress else rng.choice(CONCLUSIONS)
+        push = (commit // backends) % 20 == 0
+        failed = conclusion in ("failure", "timed_out")
         yield {
             "job_key": f"bench-{index}",
             "downstream_repo": repo,
-            "downstream_repo_level": "L3",
+            "downstream_repo_level": f"L{2 + commit % backends % 2}",
             "upstream_repo": "pytorch/pytorch",
-            "event_type": "pull_request" if commit % 20 else "push",
-            "pr_number": 100_000 + commit // backends if commit % 20 else 0,
+            "event_type": "push" if push else "pull_request",
+            "pr_number": 0 if push else 100_000 + commit // backends,
             "head_sha": f"{commit:040x}",
             "delivery_id": f"delivery-{commit}",
             "workflow_name": "CI",
@@ -80,6 +95,7 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
             "total_tests": 1013,
             "workflow_run_url": f"https://github.com/{repo}/actions/runs/{commit}",
             "artifact_url": None,
+            "failed_tests": _FAILED_TEST[rng.randrange(7)] if failed else None,
             "received_at": at,
             "updated_at": at,
             "activity_at": at,
@@ -128,7 +144,8 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
         connection.execute(
             text(
                 "INSERT INTO hud_backends (repo, level, first_seen_at, last_run_at) "
-                "SELECT downstream_repo, 'L3', MIN(activity_at), MAX(activity_at) "
+                "SELECT downstream_repo, MAX(downstream_repo_level), MIN(activity_at), "
+                "MAX(activity_at) "
                 "FROM hud_jobs GROUP BY downstream_repo"
             )
         )
@@ -140,6 +157,9 @@ def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime
                 "GROUP BY downstream_repo, pr_number, head_sha"
             )
         )
+        levels_started = time.perf_counter()
+        backfill_levels(connection)
+        print(f"level rollups backfilled in {time.perf_counter() - levels_started:.1f} s")
     with engine.begin() as connection:
         connection.execute(text("ANALYZE"))
     return time.perf_counter() - started
@@ -269,7 +289,12 @@ async def run(args: argparse.Namespace) -> None:
                 response = await http.get(f"/api/crcr/summary?days={args.window}")
                 response.raise_for_status()
 
+            async def level_status() -> None:
+                response = await http.get("/api/crcr/level-status")
+                response.raise_for_status()
+
             summary_ms = await timed(summary, args.samples)
+            levels_ms = await timed(level_status, args.samples)
         queries = HudQueries(engine)
         page_ms = await timed(lambda: queries.backend("org3/backend", args.window), args.samples)
         since = datetime.combine(
@@ -280,10 +305,17 @@ async def run(args: argparse.Namespace) -> None:
         )
         for name, samples in (
             (f"summary API ({args.window} d)", summary_ms),
+            ("level-status API", levels_ms),
             ("backend page query", page_ms),
         ):
             print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")
         print(f"baseline raw-row GROUP BY: p50 {statistics.median(scan_ms):.1f} ms")
+        repos = [f"org{i}/backend" for i in range(min(5, args.backends))]
+        classified = await time_baseline(
+            engine, datetime.now(UTC), repos, JOBS_PER_COMMIT, timed, args.samples
+        )
+        for name, samples in classified.items():
+            print(f"{name}: p50 {_pct(samples, 50):.1f} ms, p99 {_pct(samples, 99):.1f} ms")
     finally:
         engine.dispose()
         if schema is not None and args.keep:

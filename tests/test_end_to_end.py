@@ -8,31 +8,21 @@ Chromium show them.
 
 from __future__ import annotations
 
-import asyncio
 import json
-import secrets
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from starlette.routing import Mount
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from tests.sandbox_loop import Loop, running_loop, wait_for
 
-from crcr.app import create_app
-from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
-from crcr.sandbox.github_server import create_sandbox_app
-from crcr.sandbox.github_state import SandboxGitHub
-from crcr.sandbox.oidc_issuer import SandboxIssuer
-from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
-from crcr.sandbox.webhooks import WebhookDelivery, pull_request_event, send
-from crcr.settings import load_settings
+from crcr.sandbox.webhooks import pull_request_event
 
 UPSTREAM = "e2e-org/pytorch"
 L1_REPO = "e2e-org/smoke-only"
@@ -65,86 +55,20 @@ WORKFLOWS = {
 }
 
 DEMO_COMMAND = [sys.executable, "-m", "crcr", "demo"]
-DEMO_OPTIONS = ["--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"]
+DEMO_OPTIONS = [
+    *("--duration", "12", "--speed", "50", "--rate", "120", "--no-open", "--port", "0"),
+    *("--history", "1"),
+]
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts" / "end-to-end"
-
-
-@dataclass
-class Loop:
-    """The running loop: where the relay listens, and handles on the sandbox side."""
-
-    relay_url: str
-    secret: str
-    github: SandboxGitHub
-    ci: SimulatedCI
-    http: httpx.AsyncClient
-
-    async def webhook(self, event: str, payload: dict[str, Any]) -> httpx.Response:
-        delivery = WebhookDelivery.build(event, payload, self.secret)
-        return await send(self.http, f"{self.relay_url}/github/webhook", delivery)
-
-    async def hud(self, path: str) -> Any:
-        response = await self.http.get(f"{self.relay_url}/api/crcr{path}")
-        response.raise_for_status()
-        return response.json()
-
-
-async def wait_for(condition: Callable[[], Awaitable[bool]], within: float = 30.0) -> None:
-    deadline = time.monotonic() + within
-    while not await condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 @pytest.fixture
 async def loop(tmp_path: Path) -> AsyncIterator[Loop]:
     """Sandbox (GitHub + OIDC issuer), relay + HUD on SQLite, and simulated CI, all on loopback."""
-    sandbox_socket = bind_socket("127.0.0.1", 0)
-    relay_socket = bind_socket("127.0.0.1", 0)
-    sandbox_url = socket_url(sandbox_socket)
-    github = SandboxGitHub()
-    github.install_app(UPSTREAM, *WORKFLOWS)
-    issuer = SandboxIssuer(f"{sandbox_url}/oidc")
-    (tmp_path / "allowlist.yaml").write_text(ALLOWLIST)
-    secret = secrets.token_urlsafe(16)
-    settings = load_settings(
-        upstream_repo=UPSTREAM,
-        webhook_secret=secret,
-        github_app_id=str(github.app.app_id),
-        github_app_private_key=github.app.private_key_pem,
-        github_api_url=sandbox_url,
-        allowlist=str(tmp_path / "allowlist.yaml"),
-        oidc_issuers=[{"issuer": issuer.issuer, "kind": "github"}],
-        redis_url=None,
-        data_dir=tmp_path,
-        database_url=None,
-        hud_url=None,
-        hud_token=secrets.token_urlsafe(16),
-    )
-    sandbox = EmbeddedServer(
-        create_sandbox_app(github, extra_routes=[Mount("/oidc", routes=issuer.routes())]),
-        sandbox_socket,
-        lifespan="off",
-    )
-    relay = EmbeddedServer(create_app(settings), relay_socket)
-    await sandbox.start()
-    await relay.start()
-    ci = SimulatedCI(
-        github,
-        issuer,
-        callback_url=f"{relay.url}/github/callback",
-        workflows=WORKFLOWS,
-        seed=7,
-        work_dir=tmp_path / "runners",
-    )
-    await ci.start()
-    try:
-        async with httpx.AsyncClient(timeout=30) as http:
-            yield Loop(relay.url, secret, github, ci, http)
-    finally:
-        await ci.stop()
-        await relay.stop()
-        await sandbox.stop()
+    async with running_loop(
+        tmp_path, upstream=UPSTREAM, allowlist=ALLOWLIST, workflows=WORKFLOWS
+    ) as running:
+        yield running
 
 
 async def open_pr_and_wait_for_results(loop: Loop) -> dict[str, Any]:

@@ -116,7 +116,11 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
     mount_hud(app)
     app.include_router(
-        pages_router(lambda: app.state.hud.queries, upstream_repo=settings.upstream_repo)
+        pages_router(
+            lambda: app.state.hud.queries,
+            levels=lambda: app.state.hud.levels,
+            upstream_repo=settings.upstream_repo,
+        )
     )
 
 

@@ -64,13 +64,26 @@ def _register_component_commands() -> None:
     """Attach the commands each component contributes (kept out of this module)."""
     from crcr.demo import cli as demo_cli
     from crcr.hud import cli as hud_cli
+    from crcr.hud.levels import cli as levels_cli
     from crcr.init import cli as init_cli
     from crcr.relay.allowlist import cli as allowlist_cli
+    from crcr.relay.levels.cli import add_sync_command
     from crcr.relay.sweeper import cli as sweep_cli
     from crcr.reporter import cli as reporter_cli
     from crcr.sandbox import cli as sandbox_cli
 
-    components = (allowlist_cli, sweep_cli, hud_cli, reporter_cli, sandbox_cli, demo_cli, init_cli)
+    components = (
+        allowlist_cli,
+        sweep_cli,
+        hud_cli,
+        levels_cli,
+        reporter_cli,
+        sandbox_cli,
+        demo_cli,
+        init_cli,
+    )
+    # `crcr levels` is the HUD's group (`status`); the relay adds `sync` to it.
+    add_sync_command(levels_cli.levels_app)
     for component in components:
         component.register(app)
 

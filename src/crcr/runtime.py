@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -18,12 +18,18 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
+from crcr.hud.levels.providers import Demotion as HudDemotion
+from crcr.hud.levels.providers import LevelLookup
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.allowlist.source import AllowlistSource
+from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
+from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.refresh import LevelRefresh
+from crcr.relay.levels.wiring import level_refresh, level_sync, status_source
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
@@ -55,6 +61,9 @@ class Runtime:
     callback: CallbackDeps
     sweeper: Sweeper
     checks: CheckPublisher | None = None
+    confirmer: ConclusionConfirmer | None = None
+    demotions: DemotionBook | None = None
+    levels: LevelRefresh | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -70,6 +79,34 @@ class Runtime:
         for closer in reversed(self._closers):
             with contextlib.suppress(Exception):
                 await closer()
+
+
+class _DemotionsForHud:
+    """The HUD's `DemotionLookup`, answered from the relay's demotions in the state store."""
+
+    def __init__(self, book: DemotionBook) -> None:
+        self._book = book
+
+    async def demotions(self) -> Mapping[str, HudDemotion]:
+        found = await self._book.demotions()
+        return {repo: HudDemotion(d.since, d.pr_url) for repo, d in found.items()}
+
+
+def _allowlist_levels(source: AllowlistSource) -> LevelLookup:
+    """The allowlist's levels by repo, for the HUD's level status.
+
+    None while no allowlist can be had: the status then shows the levels last reported
+    rather than failing the pages that show it.
+    """
+
+    async def levels() -> dict[str, str] | None:
+        try:
+            allowlist = await source.get()
+        except AllowlistUnavailable:
+            return None
+        return {entry.repo: str(entry.level) for entry in allowlist.entries}
+
+    return levels
 
 
 async def open_runtime(
@@ -100,9 +137,14 @@ async def open_runtime(
         settings, store, fetch_contents=github.get_contents, http=http
     )
     closers.append(source.aclose)
+    demotions = DemotionBook(store)
     hud = None
     if not settings.hud_url:
-        hud = await open_hud(settings)
+        hud = await open_hud(
+            settings,
+            level_lookup=_allowlist_levels(source),
+            demotion_lookup=_DemotionsForHud(demotions),
+        )
         closers.append(hud.close)
     forwarder = forwarder_from_settings(settings, store, ingestor=hud.ingestor if hud else None)
     closers.append(forwarder.aclose)
@@ -113,7 +155,25 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
     )
-    checks = CheckPublisher(store=store, github=github, allowlist=source.get, settings=settings)
+    checks = CheckPublisher(
+        store=store,
+        github=github,
+        allowlist=source.get,
+        settings=settings,
+        levels=demotions,
+        baseline=hud,
+    )
+    confirmer = ConclusionConfirmer(
+        store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl
+    )
+    levels = level_refresh(
+        settings,
+        store=store,
+        book=demotions,
+        status=status_source(settings, http, hud.level_status if hud else None),
+        allowlist=source.get,
+        sync=level_sync(github, source.location, demotions),
+    )
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -134,7 +194,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
     )
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
@@ -146,8 +206,10 @@ async def open_runtime(
         queue_handlers={
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
+            **confirmer.queue_handlers,
         },
-        on_finalised=[checks.on_accepted],
+        on_finalised=[checks.on_accepted, confirmer.on_accepted],
+        extra_steps=[levels],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
@@ -165,6 +227,9 @@ async def open_runtime(
         callback=callback,
         sweeper=sweeper,
         checks=checks,
+        confirmer=confirmer,
+        demotions=demotions,
+        levels=levels,
         _closers=closers,
     )
 

@@ -7,7 +7,6 @@ tracebacks, reprs and logs.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -21,6 +20,9 @@ from pydantic import (
     model_validator,
 )
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+from crcr.config_text import load_json_or_file
+from crcr.hud.levels.criteria import LevelCriteria, level_criteria_from, parse_level_criteria
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
@@ -160,6 +162,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     hud_url: str | None = None
     hud_token: SecretStr | None = None
+    hud_public_url: str | None = None
+    l4_confirm_rerun: int = Field(default=1, ge=0, le=1)
     rate_limit_per_min: int = Field(default=100, ge=1)
     status_ttl: int = Field(default=259200, ge=60)
     zombie_timeout: int = Field(default=21600, ge=1)
@@ -168,6 +172,8 @@ class Settings(BaseSettings):
     github_timeout: float = Field(default=10.0, gt=0)
     hud_timeout: float = Field(default=5.0, gt=0)
     hud_retention_days: int = Field(default=90, ge=1)
+    level_criteria: Annotated[LevelCriteria, NoDecode] = Field(default_factory=LevelCriteria)
+    levels_sync_interval: int = Field(default=3600, ge=0)
 
     @field_validator("upstream_repo")
     @classmethod
@@ -183,6 +189,15 @@ class Settings(BaseSettings):
         if value and not value.startswith(("redis://", "rediss://", "unix://")):
             raise ValueError("must be a redis:// or rediss:// URL")
         return value or None
+
+    @field_validator("hud_public_url")
+    @classmethod
+    def _web_base(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.startswith(("https://", "http://")):
+            raise ValueError("must be an http(s) URL, the HUD's address as people reach it")
+        return value.rstrip("/")
 
     @field_validator("github_api_url")
     @classmethod
@@ -201,25 +216,14 @@ class Settings(BaseSettings):
     def _load_issuers(cls, value: Any) -> Any:
         if not isinstance(value, str):
             return _validated_issuers(value)
-        text = value.strip()
-        if not text.startswith(("[", "{")):
-            path = Path(text)
-            if not path.is_file():
-                raise ValueError(f"is neither JSON nor a readable file: {text!r}")
-            text = path.read_text()
-            if path.suffix in (".yaml", ".yml"):
-                import yaml
+        return _validated_issuers(load_json_or_file(value))
 
-                try:
-                    return _validated_issuers(yaml.safe_load(text))
-                except yaml.YAMLError as exc:
-                    mark = getattr(exc, "problem_mark", None)
-                    where = f" at line {mark.line + 1}" if mark is not None else ""
-                    raise ValueError(f"{path} is not valid YAML{where}") from None
-        try:
-            return _validated_issuers(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"is not valid JSON ({exc.msg})") from exc
+    @field_validator("level_criteria", mode="before")
+    @classmethod
+    def _load_level_criteria(cls, value: Any) -> LevelCriteria:
+        if isinstance(value, str):
+            return parse_level_criteria(value)
+        return level_criteria_from(value)
 
     @property
     def hud_database_url(self) -> str:

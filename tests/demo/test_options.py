@@ -27,6 +27,7 @@ def test_the_defaults_run_until_stopped_on_port_8000_in_crcr_data() -> None:
     assert options == DemoOptions(
         duration=None, rate=12.0, speed=30.0, port=8000, data_dir=Path("crcr-data")
     )
+    assert options.history_days == 14
 
 
 def test_the_browser_opens_by_default_only_in_a_terminal() -> None:
@@ -37,8 +38,9 @@ def test_the_browser_opens_by_default_only_in_a_terminal() -> None:
 
 
 def test_numbers_are_read_as_given() -> None:
-    options = parse(duration="20", rate="120", speed="50", port="0")
+    options = parse(duration="20", rate="120", speed="50", port="0", history="3")
     assert (options.duration, options.rate, options.speed, options.port) == (20.0, 120.0, 50.0, 0)
+    assert options.history_days == 3 and parse(history="0").history_days == 0
 
 
 @pytest.mark.parametrize(
@@ -53,6 +55,8 @@ def test_numbers_are_read_as_given() -> None:
         ({"port": "70000"}, "--port must be a TCP port between 0 and 65535, got '70000'"),
         ({"port": "-1"}, "--port must be a TCP port"),
         ({"data_dir": ""}, "--data-dir must name a directory"),
+        ({"history": "-1"}, "--history must be a number of days from 0 to 90, got '-1'"),
+        ({"history": "365"}, "--history must be a number of days from 0 to 90"),
     ],
 )
 def test_each_mistake_is_one_line_naming_the_option(

@@ -22,7 +22,7 @@ async def wait_until(condition: Callable[[], bool], within: float = 30.0) -> Non
 
 
 def options(data_dir: Path, seed: int) -> DemoOptions:
-    return DemoOptions(port=0, data_dir=data_dir, speed=100.0, rate=60.0, seed=seed)
+    return DemoOptions(port=0, data_dir=data_dir, speed=100.0, rate=60.0, seed=seed, history_days=1)
 
 
 async def test_results_reach_the_dashboard_and_survive_a_restart(tmp_path: Path) -> None:

@@ -80,3 +80,12 @@ def test_the_closing_lines_sum_up_and_say_where_the_data_is() -> None:
     assert lines[0].startswith("crcr demo stopped after 1:15: 14 upstream events, 96 dispatches")
     assert lines[1] == "First result on the dashboard 4.2 s after start."
     assert lines[2] == "Errors: 0. Data kept in crcr-data (log: crcr-data/demo.log)."
+
+
+def test_an_open_level_change_shows_with_where_to_read_why() -> None:
+    change = "#1 [CRCR] Demote lumen-ai/mlu-torch from L3 to L2"
+    text = rendered(frame(level_changes=(change,)))
+    assert change in text and "(why: http://127.0.0.1:8000/crcr/levels)" in text
+    assert "Level changes" not in rendered(frame())
+    lines = closing_lines(frame(level_changes=(change,)), "crcr-data")
+    assert f"Pull request open in the sandbox: {change} (why: /crcr/levels)." in lines

@@ -262,3 +262,38 @@ async def test_the_openapi_document_describes_the_responses(client: httpx.AsyncC
 
     assert {"Summary", "BackendPage", "PrView", "LatencyPoint", "PeriodicRow"} <= set(schemas)
     assert "pass_rate" in schemas["BackendSummaryRow"]["properties"]
+
+
+async def test_level_status_is_public_and_has_spec_10_1s_shape(
+    client: httpx.AsyncClient,
+) -> None:
+    for run in range(10):
+        body = our_body(
+            run_id=str(run),
+            check_run_id=str(run),
+            status="completed",
+            conclusion="failure" if run == 0 else "success",
+            execution_time=1800.0,
+            completed_at="2026-11-20T10:30:00Z",
+        )
+        await post(client, body)
+
+    response = await client.get("/api/crcr/level-status")
+
+    assert response.status_code == 200
+    status = response.json()
+    assert set(status) == {"generated_at", "repos"}
+    [repo] = status["repos"]
+    assert repo == {
+        "repo": "acme/xpu-backend",
+        "level": "L3",
+        "change": None,
+        "noData": False,
+        "windowDays": 7,
+        "criteria": [
+            {"criterion": "job_pass_rate", "measured": 90.0, "target": "≥ 90%", "met": True},
+            {"criterion": "timeout_rate", "measured": 0.0, "target": "< 1%", "met": True},
+            {"criterion": "e2e_p50_hours", "measured": 0.5, "target": "< 3 h", "met": True},
+        ],
+        "demoted": None,
+    }

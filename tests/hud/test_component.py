@@ -68,3 +68,25 @@ def test_crcr_hud_migrate_creates_the_schema(tmp_path: Path) -> None:
         assert "hud_jobs" in inspect(engine).get_table_names()
     finally:
         engine.dispose()
+
+
+async def test_the_relay_asks_the_in_process_hud_for_a_pr_heads_baseline_verdicts(
+    tmp_path: Path,
+) -> None:
+    hud = await open_hud(Settings(data_dir=tmp_path), retention=False)
+    try:
+        on_main = our_body(event_type="push", pr_number=0, head_sha="m" * 40, job="X")
+        await hud.ingestor.ingest(completed(on_main, "failure"))
+        for job in ("X", "Y"):
+            failed = our_body(pr_number=9, head_sha="b" * 40, delivery_id="d9", job=job)
+            await hud.ingestor.ingest(completed(failed, "failure"))
+
+        verdicts = await hud.baseline_verdicts(9, "b" * 40)
+
+        assert verdicts == {
+            ("acme/xpu-backend", "CI", "X"): "already_failing",
+            ("acme/xpu-backend", "CI", "Y"): "unknown",
+        }
+        assert await hud.baseline_verdicts(9, "c" * 40) == {}
+    finally:
+        await hud.close()

@@ -81,6 +81,7 @@ class StandInHud:
     def __init__(self) -> None:
         self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
         self.writes = 0
+        self.received: list[dict[str, Any]] = []
         self.refused = 0  # bodies answered 503 while down
         self.down = False
         self.delay = 0.0
@@ -95,6 +96,7 @@ class StandInHud:
         if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:
             return JSONResponse({"error": "unauthorized"}, 401)
         body = json.loads(await request.body())
+        self.received.append(body)
         trusted, callback = body["trusted"], body["untrusted"]["callback_payload"]
         workflow = callback["workflow"]
         if workflow.get("conclusion") == "rejected-by-hud":

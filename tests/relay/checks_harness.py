@@ -12,6 +12,7 @@ import copy
 import json
 import uuid
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,7 +184,10 @@ class World:
         return await self.runtime.sweeper.sweep_once()
 
 
-def relay_settings(tmp_path: Path, sandbox: SandboxGitHub) -> Settings:
+def relay_settings(
+    tmp_path: Path, sandbox: SandboxGitHub, allowlist_url: str | None = None
+) -> Settings:
+    """The relay's settings; the allowlist is a file unless `allowlist_url` names a blob."""
     allowlist = tmp_path / "allowlist.yaml"
     allowlist.write_text(ALLOWLIST)
     return load_settings(
@@ -192,7 +196,7 @@ def relay_settings(tmp_path: Path, sandbox: SandboxGitHub) -> Settings:
         github_app_id=str(sandbox.app.app_id),
         github_app_private_key=sandbox.app.private_key_pem,
         github_api_url=SANDBOX,
-        allowlist=str(allowlist),
+        allowlist=allowlist_url or str(allowlist),
         oidc_issuers=[{"issuer": ISSUER_URL, "kind": "github"}],
         oidc_audience=AUDIENCE,
         data_dir=tmp_path / "data",
@@ -207,15 +211,17 @@ def sandbox_app() -> SandboxApp:
     return SandboxApp.generate()
 
 
-@pytest.fixture
-async def world(
-    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+@asynccontextmanager
+async def open_world(
+    opener: StoreOpener,
+    tmp_path: Path,
+    sandbox: SandboxGitHub,
+    signing_key: SigningKey,
+    allowlist_url: str | None = None,
 ) -> AsyncIterator[World]:
-    """A relay app on a fresh store, GitHub and the OIDC issuer served by the sandbox."""
-    sandbox = SandboxGitHub(app=sandbox_app)
-    sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
+    """A relay app on a fresh store in front of `sandbox`, with the sandbox's OIDC issuer."""
     issuer = SandboxIssuer(ISSUER_URL, key=signing_key)
-    settings = relay_settings(tmp_path, sandbox)
+    settings = relay_settings(tmp_path, sandbox, allowlist_url)
     store = await opener.open()
     github = sandbox_github_client(sandbox, store)
     issuer_app = Starlette(routes=[Mount("/oidc", routes=issuer.routes())])
@@ -237,3 +243,23 @@ async def world(
         await http.aclose()
         await github.aclose()
         await store.close()
+
+
+def installed_sandbox(app: SandboxApp) -> SandboxGitHub:
+    """The sandbox GitHub with the App on the upstream and the three backends."""
+    sandbox = SandboxGitHub(app=app)
+    sandbox.install_app(UPSTREAM, L2_REPO, L3_REPO, L4_REPO)
+    return sandbox
+
+
+@pytest.fixture
+async def world(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> AsyncIterator[World]:
+    """A relay app on a fresh store, GitHub and the OIDC issuer served by the sandbox."""
+    sandbox = installed_sandbox(sandbox_app)
+    async with open_world(opener, tmp_path, sandbox, signing_key) as opened:
+        # Level verdicts would demote a backend after its first failure; the check-run
+        # scenarios run them only where they say so (tests/relay/levels).
+        opened.runtime.sweeper.extra_steps.clear()
+        yield opened

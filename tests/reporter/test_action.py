@@ -25,6 +25,7 @@ REFERENCE_INPUTS = {
     "event-type",
     "max-time",
 }
+FAILURE_DETAIL_INPUTS = {"failed-tests", "triage-verdict"}
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +41,8 @@ def step(action: dict[str, Any], name: str) -> dict[str, Any]:
 
 def test_the_action_is_composite_with_the_reference_inputs(action: dict[str, Any]) -> None:
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) >= REFERENCE_INPUTS
+    assert set(action["inputs"]) >= REFERENCE_INPUTS | FAILURE_DETAIL_INPUTS
+    assert all(action["inputs"][name]["default"] == "" for name in FAILURE_DETAIL_INPUTS)
     assert action["inputs"]["status"]["required"] is True
     assert action["inputs"]["job-name"]["default"] == "${{ github.job }}"
     assert "id-token: write" in action["description"]
@@ -56,7 +58,7 @@ def test_every_input_reaches_the_report_step_through_its_environment(
 ) -> None:
     env = step(action, "Report to the relay")["env"]
     passed = " ".join(env.values())
-    for name in REFERENCE_INPUTS:
+    for name in REFERENCE_INPUTS | FAILURE_DETAIL_INPUTS:
         assert f"inputs.{name} }}}}" in passed, name
     assert env["CRCR_CHECK_RUN_ID"] == "${{ job.check_run_id }}"
 
@@ -76,6 +78,8 @@ def test_hostile_inputs_arrive_as_literal_arguments(action: dict[str, Any], tmp_
         "CRCR_INPUT_CONCLUSION": "success",
         "CRCR_INPUT_TEST_RESULTS": '{"passed": 1, "failed": 0, "skipped": 0}',
         "CRCR_INPUT_ARTIFACT_URL": "",
+        "CRCR_INPUT_FAILED_TESTS": "reports/junit $(touch pwned).xml",
+        "CRCR_INPUT_TRIAGE_VERDICT": "",
         "CRCR_INPUT_JOB_NAME": f"--help $(touch {marker}); `touch {marker}`",
         "CRCR_INPUT_DELIVERY_ID": "",
         "CRCR_INPUT_EVENT_TYPE": "",
@@ -92,6 +96,7 @@ def test_hostile_inputs_arrive_as_literal_arguments(action: dict[str, Any], tmp_
         "--timeout=10",
         "--conclusion=success",
         '--test-results={"passed": 1, "failed": 0, "skipped": 0}',
+        "--failed-tests=reports/junit $(touch pwned).xml",
         f"--job-name=--help $(touch {marker}); `touch {marker}`",
     ]
     assert not marker.exists()

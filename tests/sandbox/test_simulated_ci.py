@@ -120,16 +120,20 @@ async def relay_client(
         yield client
 
 
-@pytest.fixture
-async def github_api(github: SandboxGitHub) -> AsyncIterator[httpx.AsyncClient]:
-    """The sandbox REST API with an installation token for the backend repo."""
-    installation = github.installation_of_repo(BACKEND)
-    token, _ = github.issue_token(installation.id)
-    async with httpx.AsyncClient(
+def sandbox_api(github: SandboxGitHub, repo: str) -> httpx.AsyncClient:
+    """A client of the sandbox REST API holding an installation token for `repo`."""
+    token, _ = github.issue_token(github.installation_of_repo(repo).id)
+    return httpx.AsyncClient(
         transport=httpx.ASGITransport(app=create_sandbox_app(github)),
         base_url="http://github.test",
         headers={"authorization": f"token {token}"},
-    ) as client:
+    )
+
+
+@pytest.fixture
+async def github_api(github: SandboxGitHub) -> AsyncIterator[httpx.AsyncClient]:
+    """The sandbox REST API with an installation token for the backend repo."""
+    async with sandbox_api(github, BACKEND) as client:
         yield client
 
 

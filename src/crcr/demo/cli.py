@@ -26,6 +26,9 @@ def demo(
         None, "--open/--no-open", help="Open the dashboard in a browser (default: in a terminal)."
     ),
     seed: int | None = typer.Option(None, "--seed", help="Random seed, for a repeatable run."),
+    history: str = typer.Option(
+        "14", "--history", help="Days of simulated results stored first (0: none)."
+    ),
 ) -> None:
     """Watch the whole loop on this machine: upstream PRs → relay → downstream CI → dashboard."""
     from rich.console import Console
@@ -44,6 +47,7 @@ def demo(
             open_browser=open_browser,
             interactive=console.is_terminal and sys.stdin.isatty(),
             seed=seed,
+            history=history,
         )
         status = asyncio.run(run_demo(options, console))
     except (OptionError, DemoError) as exc:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 MAX_RATE = 6000.0
 MAX_SPEED = 10_000.0
+MAX_HISTORY_DAYS = 90
 
 
 class OptionError(ValueError):
@@ -26,6 +27,8 @@ class DemoOptions:
     open_browser: bool = False
     host: str = "127.0.0.1"
     seed: int | None = None
+    history_days: int = 14
+    degrade_after: float = 20.0
 
 
 def _number(option: str, raw: str, meaning: str, *, ceiling: float) -> float:
@@ -55,6 +58,14 @@ def _data_dir(raw: str) -> Path:
     return path
 
 
+def _history(raw: str) -> int:
+    if not raw.strip().isdigit() or int(raw) > MAX_HISTORY_DAYS:
+        raise OptionError(
+            f"--history must be a number of days from 0 to {MAX_HISTORY_DAYS}, got {raw!r}"
+        )
+    return int(raw)
+
+
 def parse_options(
     *,
     duration: str | None,
@@ -65,6 +76,7 @@ def parse_options(
     open_browser: bool | None,
     interactive: bool,
     seed: int | None = None,
+    history: str = "14",
 ) -> DemoOptions:
     """Check the raw command-line values; the browser opens by default only in a terminal."""
     return DemoOptions(
@@ -79,4 +91,5 @@ def parse_options(
         data_dir=_data_dir(data_dir),
         open_browser=interactive if open_browser is None else open_browser,
         seed=seed,
+        history_days=_history(history),
     )

@@ -41,6 +41,7 @@ class DemoProgress:
     retry_queue: int | None
     first_result_after: float | None
     log_errors: int = 0
+    level_changes: tuple[str, ...] = ()  # the relay's open allowlist pull requests
 
 
 async def read_hud_counts(state: State | None, previous: HudCounts) -> HudCounts:

@@ -16,6 +16,7 @@ import secrets
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import httpx
 from fastapi import FastAPI
@@ -23,6 +24,14 @@ from starlette.routing import Mount
 
 from crcr.app import create_app
 from crcr.demo.backends import DEMO_BACKENDS, DEMO_UPSTREAM, allowlist_yaml, devices, workflows
+from crcr.demo.levels import (
+    ALLOWLIST_PATH,
+    ALLOWLIST_URL,
+    CRITERIA,
+    SYNC_INTERVAL,
+    backfill_history,
+    degrade_later,
+)
 from crcr.demo.options import DemoOptions
 from crcr.demo.progress import DemoProgress, HudCounts, read_hud_counts, retry_queue_depth
 from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
@@ -57,12 +66,20 @@ class TrafficCounts:
     last_event: str | None = None
 
 
+def _previous_state(data_dir: Path) -> dict[str, Any]:
+    """What the previous run left in the data directory (empty when nothing usable)."""
+    try:
+        state = json.loads((data_dir / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
 def _next_pr_number(data_dir: Path) -> int:
     """Continue numbering PRs after the previous demo run, so history does not collide."""
     try:
-        state = json.loads((data_dir / STATE_FILE).read_text())
-        return max(int(state["next_pr"]), FIRST_PR_NUMBER)
-    except (OSError, ValueError, KeyError, TypeError):
+        return max(int(_previous_state(data_dir)["next_pr"]), FIRST_PR_NUMBER)
+    except (KeyError, TypeError, ValueError):
         return FIRST_PR_NUMBER
 
 
@@ -80,7 +97,9 @@ def relay_settings(
         github_app_id=str(github.app.app_id),
         github_app_private_key=github.app.private_key_pem,
         github_api_url=sandbox_url,
-        allowlist=str(options.data_dir / ALLOWLIST_FILE),
+        allowlist=ALLOWLIST_URL,
+        levels_sync_interval=SYNC_INTERVAL,
+        level_criteria=CRITERIA,
         oidc_issuers=[{"issuer": issuer.issuer, "kind": "github"}],
         redis_url=None,
         data_dir=options.data_dir,
@@ -113,6 +132,7 @@ class DemoStack:
         self._relay_url = ""
         self._secret = ""
         self._relay_app: FastAPI | None = None
+        self._history_stored = False
 
     async def start(self) -> None:
         """Bring everything up, then send the first event at once."""
@@ -135,6 +155,7 @@ class DemoStack:
         # issuer's key is new each run.
         issuer = SandboxIssuer(f"{sandbox_url}/oidc/{secrets.token_hex(4)}")
         self.github.install_app(DEMO_UPSTREAM, *(b.repo for b in DEMO_BACKENDS))
+        self.github.add_file(DEMO_UPSTREAM, ALLOWLIST_PATH, allowlist_yaml())
         try:
             settings = relay_settings(
                 options, sandbox_url=sandbox_url, github=self.github, issuer=issuer
@@ -155,6 +176,7 @@ class DemoStack:
         for server in (sandbox, relay):
             await server.start()
             self._servers.append(server)
+        await self._backfill_history()
         self.simulated_ci = SimulatedCI(
             self.github,
             issuer,
@@ -172,6 +194,21 @@ class DemoStack:
         )
         self._tasks.append(asyncio.create_task(self._send_traffic(), name="demo-upstream"))
         self._tasks.append(asyncio.create_task(self._time_first_result(), name="demo-first"))
+        self._tasks.append(
+            asyncio.create_task(
+                degrade_later(self.simulated_ci, options.degrade_after), name="demo-degrade"
+            )
+        )
+
+    async def _backfill_history(self) -> None:
+        """Days of history before the first event, once per data directory."""
+        self._history_stored = bool(_previous_state(self.options.data_dir).get("history"))
+        if self.options.history_days == 0 or self._history_stored or self._relay_app is None:
+            return
+        hud = self._relay_app.state.runtime.hud
+        rng = random.Random(self._rng.randrange(2**32))  # noqa: S311
+        await backfill_history(hud, self.options.history_days, rng)
+        self._history_stored = True
 
     async def stop(self) -> None:
         """Stop traffic, then the simulated CI, then the servers; keep the data."""
@@ -185,9 +222,8 @@ class DemoStack:
         await self._http.aclose()
         if self.traffic is not None:
             with contextlib.suppress(OSError):
-                (self.options.data_dir / STATE_FILE).write_text(
-                    json.dumps({"next_pr": self.traffic.next_number})
-                )
+                state = {"next_pr": self.traffic.next_number, "history": self._history_stored}
+                (self.options.data_dir / STATE_FILE).write_text(json.dumps(state))
 
     async def _send_traffic(self) -> None:
         assert self.traffic is not None
@@ -245,4 +281,8 @@ class DemoStack:
             hud=self._hud,
             retry_queue=await retry_queue_depth(state),
             first_result_after=self.first_result_after,
+            level_changes=tuple(
+                f"#{pull['number']} {pull['title']}"
+                for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+            ),
         )

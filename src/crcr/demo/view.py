@@ -51,6 +51,9 @@ def live_view(progress: DemoProgress) -> Panel:
     )
     table.add_row("Retry queue", _queue(progress))
     table.add_row("First result", _first_result(progress))
+    if progress.level_changes:
+        changes = "\n".join(progress.level_changes)
+        table.add_row("Level changes", f"{changes}\n(why: {progress.dashboard_url}/levels)")
     problems = ci.report_errors + progress.webhook_errors + progress.log_errors
     if problems:
         table.add_row(
@@ -87,6 +90,8 @@ def closing_lines(progress: DemoProgress, data_dir: str) -> list[str]:
     ]
     if progress.first_result_after is not None:
         lines.append(f"First result on the dashboard {_first_result(progress)}.")
+    for change in progress.level_changes:
+        lines.append(f"Pull request open in the sandbox: {change} (why: /crcr/levels).")
     errors = ci.report_errors + progress.webhook_errors + progress.log_errors
     lines.append(f"Errors: {errors}. Data kept in {data_dir} (log: {data_dir}/demo.log).")
     return lines

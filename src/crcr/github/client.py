@@ -197,6 +197,18 @@ class GitHubClient:
 
         return await self._http.request(method, target, auth=auth, refresh_auth=refresh, **options)
 
+    async def repo_request(
+        self, method: str, repo: str, subpath: str = "", **options: Any
+    ) -> httpx.Response:
+        """Call `/repos/{repo}{subpath}` as the App; for the feature modules beside this one."""
+        return await self._repo_call(method, repo, subpath, **options)
+
+    async def repo_pages(
+        self, repo: str, subpath: str, params: Mapping[str, str], **options: Any
+    ) -> list[dict[str, Any]]:
+        """Every item of a listing under `/repos/{repo}`, across its pages."""
+        return await self._pages(repo, subpath, None, params, **options)
+
     async def _pages(
         self, repo: str, subpath: str, key: str | None, params: Mapping[str, str], **options: Any
     ) -> list[dict[str, Any]]:
@@ -290,6 +302,16 @@ class GitHubClient:
     ) -> RerunOutcome:
         """Re-run the failed jobs of a workflow run (same outcomes as `rerun_workflow`)."""
         return await self._rerun(repo, run_id, "rerun-failed-jobs", max_retries)
+
+    async def get_actions_job(
+        self, repo: str, job_id: int, *, max_retries: int | None = None
+    ) -> dict[str, Any]:
+        """An Actions job (`status`, `conclusion`, `run_attempt`, …) by its id."""
+        response = await self._repo_call(
+            "GET", repo, f"/actions/jobs/{int(job_id)}", max_retries=max_retries
+        )
+        job: dict[str, Any] = response.json()
+        return job
 
     async def get_contents(
         self, repo: str, path: str, ref: str | None = None, *, max_retries: int | None = None

@@ -10,7 +10,7 @@ import hmac
 import json
 import logging
 from collections.abc import Callable
-from typing import Annotated, Protocol
+from typing import Annotated, Any, Protocol
 
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
@@ -47,6 +47,7 @@ class HudServices(Protocol):
     def ingestor(self) -> HudIngestor: ...
     @property
     def queries(self) -> HudQueries: ...
+    async def level_status(self) -> dict[str, Any]: ...
 
 
 class IngestResponse(BaseModel):
@@ -134,5 +135,10 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
     async def periodic(hud: HudDep, days: Days = 7) -> list[PeriodicRow]:
         """Nightly/periodic results: latest tested upstream SHA per backend."""
         return list(await hud.queries.periodic(days))
+
+    @router.get("/level-status")
+    async def level_status(hud: HudDep) -> dict[str, Any]:
+        """Every backend's level, verdict and criteria (SPEC §10.1); public like the pages."""
+        return await hud.level_status()
 
     return router

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from anyio import to_thread
 from fastapi import FastAPI, Request
@@ -23,6 +24,9 @@ from crcr import __version__
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
+from crcr.hud.levels.criteria import LevelCriteria
+from crcr.hud.levels.providers import DemotionLookup, LevelLookup
+from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.writer import purge_older_than
 from crcr.settings import Settings
@@ -34,14 +38,38 @@ RETENTION_INTERVAL_SECONDS = 6 * 3600
 
 @dataclass
 class Hud:
-    """The HUD's live parts; `close()` releases them."""
+    """The HUD's live parts; `close()` releases them.
+
+    `levels` judges the backends (SPEC §10.1); a relay beside the HUD gives it the
+    allowlist's levels and its temporary demotions (`levels.level_lookup`,
+    `levels.demotion_lookup`).
+    """
 
     engine: Engine
     ingestor: HudIngestor
     queries: HudQueries
     token: SecretStr | None
     retention_days: int
+    level_criteria: LevelCriteria = field(default_factory=LevelCriteria)
+    levels: LevelStatusService = field(init=False)
     _retention_task: asyncio.Task[None] | None = field(default=None, repr=False)
+
+    async def baseline_verdicts(
+        self, pr_number: int, head_sha: str
+    ) -> dict[tuple[str, str, str], str]:
+        """Each failed job's baseline verdict (SPEC §11), keyed by (repo, workflow, job).
+
+        For the relay's check-run summaries when the HUD runs in process; jobs that did
+        not fail are absent.
+        """
+        return dict(await self.queries.baseline_verdicts(pr_number, head_sha))
+
+    def __post_init__(self) -> None:
+        self.levels = LevelStatusService(self.engine, self.level_criteria)
+
+    async def level_status(self, now: datetime | None = None) -> dict[str, Any]:
+        """Every backend's level status as SPEC §10.1's JSON (for the in-process relay)."""
+        return await self.levels.status(now)
 
     async def purge_expired(self, now: datetime | None = None) -> int:
         """Delete rows and rollups older than the retention; returns rows deleted."""
@@ -69,8 +97,17 @@ class Hud:
         await to_thread.run_sync(self.engine.dispose)
 
 
-async def open_hud(settings: Settings, *, retention: bool = True) -> Hud:
-    """Connect to the results store, apply migrations, and start the retention task."""
+async def open_hud(
+    settings: Settings,
+    *,
+    retention: bool = True,
+    level_lookup: LevelLookup | None = None,
+    demotion_lookup: DemotionLookup | None = None,
+) -> Hud:
+    """Connect to the results store, apply migrations, and start the retention task.
+
+    Without `level_lookup` the level status takes each backend's latest reported level.
+    """
     engine = create_results_engine(settings.hud_database_url, manual_checkpoints=True)
     await to_thread.run_sync(migrate, engine)
     hud = Hud(
@@ -79,7 +116,10 @@ async def open_hud(settings: Settings, *, retention: bool = True) -> Hud:
         queries=HudQueries(engine),
         token=settings.hud_token,
         retention_days=settings.hud_retention_days,
+        level_criteria=settings.level_criteria,
     )
+    hud.levels.level_lookup = level_lookup
+    hud.levels.demotion_lookup = demotion_lookup
     if retention:
         hud._retention_task = asyncio.create_task(hud._retention_loop(), name="hud-retention")
     return hud
@@ -119,6 +159,10 @@ def create_hud_app(settings: Settings) -> FastAPI:
     from crcr.hud.web.routes import pages_router
 
     app.include_router(
-        pages_router(lambda: app.state.hud.queries, upstream_repo=settings.upstream_repo)
+        pages_router(
+            lambda: app.state.hud.queries,
+            levels=lambda: app.state.hud.levels,
+            upstream_repo=settings.upstream_repo,
+        )
     )
     return app

@@ -18,7 +18,7 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
 
-from sqlalchemy import Connection, Date, DateTime, TypeDecorator
+from sqlalchemy import Boolean, Connection, Date, DateTime, TypeDecorator
 from sqlalchemy.exc import IntegrityError
 
 Convert = Callable[[Any], Any]
@@ -58,6 +58,10 @@ def _from_sqlite_date(value: str | None) -> date | None:
     return None if value is None else date.fromisoformat(value)
 
 
+def _from_sqlite_boolean(value: int | None) -> bool | None:
+    return None if value is None else bool(value)
+
+
 def _from_aware(value: datetime | None) -> datetime | None:
     return None if value is None else value.astimezone(UTC)
 
@@ -70,6 +74,8 @@ def _result_converter(kind: Any, sqlite: bool) -> Convert | None:
         return _from_sqlite_datetime if sqlite else _from_aware
     if isinstance(kind, Date) and sqlite:
         return _from_sqlite_date
+    if isinstance(kind, Boolean) and sqlite:
+        return _from_sqlite_boolean
     return None
 
 

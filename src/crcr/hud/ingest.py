@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -24,6 +24,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
+from crcr.hud.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.report import JobReport
 from crcr.hud.writer import write_reports
 
@@ -201,6 +202,10 @@ def parse_result_body(body: Any) -> JobReport:
     total = _count(results, "total", tr)
     if total is None and results:
         total = sum(n for n in (passed, failed, skipped) if n is not None)
+    try:
+        detail = failure_detail(trusted, workflow, results)
+    except DetailRejected as exc:
+        raise IngestRejected(400, str(exc)) from None
 
     return JobReport(
         downstream_repo=repo,
@@ -227,6 +232,10 @@ def parse_result_body(body: Any) -> JobReport:
         total_tests=total,
         workflow_run_url=_text(workflow, "url", wf, max_len=2000, required=False),
         artifact_url=_text(workflow, "artifact_url", wf, max_len=2000, required=False),
+        failed_tests=detail.failed_tests,
+        triage_verdict=detail.triage_verdict,
+        confirmed=detail.confirmed,
+        github_conclusion=detail.github_conclusion,
     )
 
 
@@ -263,6 +272,21 @@ class HudIngestor:
             self._writer = asyncio.create_task(self._write_pending())
         # Shielded: a caller that stops waiting does not stop the write of its batch.
         return IngestResult(outcome=await asyncio.shield(outcome), job_key=report.job_key)
+
+    async def ingest_received(
+        self, bodies: Sequence[tuple[Mapping[str, Any], datetime]], *, batch: int = 500
+    ) -> int:
+        """Store §6 bodies received at the given past times (a backfill); the number stored.
+
+        The same checks and write path as `ingest`, in large batches: the demo's history
+        of a fortnight is thousands of bodies, and one commit each would take a while.
+        """
+        reports = [(parse_result_body(body), received) for body, received in bodies]
+        for start in range(0, len(reports), batch):
+            for result in await self._write(reports[start : start + batch]):
+                if isinstance(result, Exception):
+                    raise result
+        return len(reports)
 
     async def _write(self, reports: list[tuple[JobReport, datetime]]) -> list[str | Exception]:
         """Write one batch: on SQLite in the event loop's thread, elsewhere in a worker thread.

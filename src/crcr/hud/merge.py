@@ -40,6 +40,12 @@ CARRIED_FIELDS = (
     "total_tests",
     "workflow_run_url",
     "artifact_url",
+    # Failure detail (SPEC §11): a later body without it (a confirmation of the
+    # conclusion, a redelivery) keeps what an earlier one said.
+    "failed_tests",
+    "triage_verdict",
+    "confirmed",
+    "github_conclusion",
 )
 CONTEXT_FIELDS = ("upstream_repo", "event_type", "pr_number", "head_sha")
 

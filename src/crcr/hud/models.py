@@ -10,6 +10,7 @@ from datetime import UTC, date, datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Date,
     DateTime,
     Dialect,
@@ -57,7 +58,9 @@ class Job(Base):
 
     `job_key` is a digest of the identity (downstream repo, delivery id, workflow name, job
     name, run id, run attempt, check run id): a re-run is a new row. `day` and
-    `activity_at` are the rollup bucket the row currently counts in.
+    `activity_at` are the rollup bucket the row currently counts in. `failed_tests` and
+    `triage_verdict` are the downstream's claims as JSON text (SPEC §11, bounded on
+    ingest); `confirmed` and `github_conclusion` are what GitHub said of the job.
     """
 
     __tablename__ = "hud_jobs"
@@ -89,6 +92,10 @@ class Job(Base):
     total_tests: Mapped[int | None] = mapped_column(Integer)
     workflow_run_url: Mapped[str | None] = mapped_column(Text)
     artifact_url: Mapped[str | None] = mapped_column(Text)
+    failed_tests: Mapped[str | None] = mapped_column(Text)
+    triage_verdict: Mapped[str | None] = mapped_column(Text)
+    confirmed: Mapped[bool | None] = mapped_column(Boolean)
+    github_conclusion: Mapped[str | None] = mapped_column(String(30))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
@@ -99,6 +106,15 @@ class Job(Base):
         Index("ix_hud_jobs_repo_sha", "downstream_repo", "head_sha"),
         Index("ix_hud_jobs_pr", "pr_number"),
         Index("ix_hud_jobs_day", "day"),
+        # A failed PR job's baseline: the latest push result of the same job (SPEC §11).
+        Index(
+            "ix_hud_jobs_baseline",
+            "downstream_repo",
+            "event_type",
+            "workflow_name",
+            "job_name",
+            "activity_at",
+        ),
     )
 
 
@@ -190,6 +206,97 @@ class LatencyBucket(Base):
     count: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class LevelJob(Base):
+    """The attempt of a completed PR job that the level criteria count (SPEC §10).
+
+    One entry per (backend, run, job name): the completed pull_request row with the
+    highest `run_attempt`, with what it contributes. A later attempt replaces it, which
+    is how attempt 1's contribution leaves the level rollups when attempt 2 completes.
+    """
+
+    __tablename__ = "hud_level_jobs"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    job_name: Mapped[str] = mapped_column(String(300), primary_key=True)
+    run_attempt: Mapped[int] = mapped_column(Integer)
+    job_key: Mapped[str] = mapped_column(String(64))
+    day: Mapped[date] = mapped_column(Date)
+    conclusion: Mapped[str | None] = mapped_column(String(30))
+    queue_ms: Mapped[int | None] = mapped_column(BigInteger)
+    execution_ms: Mapped[int | None] = mapped_column(BigInteger)
+    started_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+    completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime)
+
+
+class LevelDaily(Base):
+    """Per (backend, day): counts and sums over the level jobs, for the rate criteria."""
+
+    __tablename__ = "hud_level_daily"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    jobs: Mapped[int] = mapped_column(Integer, default=0)
+    success: Mapped[int] = mapped_column(Integer, default=0)
+    timed_out: Mapped[int] = mapped_column(Integer, default=0)
+    overrun: Mapped[int] = mapped_column(Integer, default=0)
+    queue_ms_sum: Mapped[int] = mapped_column(BigInteger, default=0)
+    queue_n: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LevelRun(Base):
+    """A workflow run's end-to-end time over its level jobs, for the P50 criterion.
+
+    `day` is the latest day among its jobs; `e2e_ms` (and its histogram bucket) is null
+    while a start or a completion time is unknown. The index serves the exact median:
+    the runs of one bucket in a window, in order of time.
+    """
+
+    __tablename__ = "hud_level_runs"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    run_id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    day: Mapped[date] = mapped_column(Date)
+    e2e_ms: Mapped[int | None] = mapped_column(BigInteger)
+    e2e_bucket: Mapped[int | None] = mapped_column(SmallInteger)
+
+    __table_args__ = (
+        Index(
+            "ix_hud_level_runs_repo_bucket_day_e2e",
+            "downstream_repo",
+            "e2e_bucket",
+            "day",
+            "e2e_ms",
+        ),
+    )
+
+
+class LevelE2eBucket(Base):
+    """How many runs per (backend, day) fall in each end-to-end time bucket.
+
+    The median's rank is found in these O(days x buckets) counts; only the runs of the
+    one bucket that holds it are then read, in order, for the exact value.
+    """
+
+    __tablename__ = "hud_level_e2e_buckets"
+
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class LevelSeen(Base):
+    """When a backend was first and last reported at a level: its level history."""
+
+    __tablename__ = "hud_level_history"
+
+    repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    level: Mapped[str] = mapped_column(String(8), primary_key=True)
+    first_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+
 # The tables themselves, for Core statements (the write path and the views use Core).
 JOBS: Table = Job.__table__  # type: ignore[assignment]
 DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
@@ -197,3 +304,8 @@ PRS: Table = DailyPr.__table__  # type: ignore[assignment]
 BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
 BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
 COMMITS: Table = Commit.__table__  # type: ignore[assignment]
+LEVEL_JOBS: Table = LevelJob.__table__  # type: ignore[assignment]
+LEVEL_DAILY: Table = LevelDaily.__table__  # type: ignore[assignment]
+LEVEL_RUNS: Table = LevelRun.__table__  # type: ignore[assignment]
+LEVEL_E2E_BUCKETS: Table = LevelE2eBucket.__table__  # type: ignore[assignment]
+LEVEL_HISTORY: Table = LevelSeen.__table__  # type: ignore[assignment]

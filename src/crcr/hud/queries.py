@@ -16,6 +16,8 @@ from datetime import datetime
 from anyio import to_thread
 from sqlalchemy import Engine
 
+from crcr.hud.baseline.reader import read_baseline_verdicts
+from crcr.hud.baseline.verdicts import JobKey, Verdict
 from crcr.hud.reads.backend import BackendPage, read_backend_page
 from crcr.hud.reads.latency import LatencyPoint, read_latency
 from crcr.hud.reads.periodic import PeriodicRow, read_periodic
@@ -66,6 +68,10 @@ class HudQueries:
     async def pr(self, number: int) -> PrView:
         """Every backend's jobs for an upstream PR (empty when none reported)."""
         return await to_thread.run_sync(read_pr, self._engine, number)
+
+    async def baseline_verdicts(self, pr_number: int, head_sha: str) -> dict[JobKey, Verdict]:
+        """The baseline verdict of each failed job of a PR head, by (repo, workflow, job)."""
+        return await to_thread.run_sync(read_baseline_verdicts, self._engine, pr_number, head_sha)
 
     async def latency_percentiles(
         self, window_days: int, *, now: datetime | None = None

@@ -11,7 +11,16 @@ from crcr.hud.job_facts import JobFacts
 
 @dataclass(frozen=True)
 class JobReport(JobFacts):
-    """One callback's view of a job execution; None means the body did not carry it."""
+    """One callback's view of a job execution; None means the body did not carry it.
+
+    The failure detail (SPEC §11) is held as the row stores it: `failed_tests` and
+    `triage_verdict` as JSON text, already bounded and sanitised by ingestion.
+    """
+
+    failed_tests: str | None = None
+    triage_verdict: str | None = None
+    confirmed: bool | None = None
+    github_conclusion: str | None = None
 
     @cached_property
     def job_key(self) -> str:

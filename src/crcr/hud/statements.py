@@ -52,14 +52,16 @@ class WriteStatements:
     refresh_commit_activity: Any
 
 
-def _insert(dialect: str, table: Table) -> Any:
+def dialect_insert(dialect: str, table: Table) -> Any:
+    """An insert that can take `on_conflict_do_update` on `dialect`."""
     return (postgresql.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
-def _rollup(
+def rollup_table(
     dialect: str, table: Table, key: tuple[str, ...], counters: tuple[str, ...]
 ) -> RollupTable:
-    statement = _insert(dialect, table)
+    """The statements of a rollup table keyed by `key` whose `counters` add up."""
+    statement = dialect_insert(dialect, table)
     add = statement.on_conflict_do_update(
         index_elements=list(key),
         set_={name: table.c[name] + statement.excluded[name] for name in counters},
@@ -72,7 +74,7 @@ def _rollup(
 
 
 def _touch_backend(dialect: str) -> Any:
-    statement = _insert(dialect, BACKENDS)
+    statement = dialect_insert(dialect, BACKENDS)
     excluded = statement.excluded
     return statement.on_conflict_do_update(
         index_elements=["repo"],
@@ -87,7 +89,7 @@ def _touch_backend(dialect: str) -> Any:
 
 
 def _add_commit(dialect: str) -> Any:
-    statement = _insert(dialect, COMMITS)
+    statement = dialect_insert(dialect, COMMITS)
     excluded = statement.excluded
     return statement.on_conflict_do_update(
         index_elements=list(COMMIT_KEY),
@@ -114,9 +116,9 @@ def write_statements(dialect: str) -> WriteStatements:
         .order_by(JOBS.c.job_key)
         .with_for_update(),
         insert_job=insert(JOBS).values({name: bindparam(name) for name in JOB_COLUMNS}),
-        daily=_rollup(dialect, DAILY, DAILY_KEY, DAILY_COUNTERS),
-        prs=_rollup(dialect, PRS, PRS_KEY, ("jobs",)),
-        buckets=_rollup(dialect, BUCKETS, BUCKETS_KEY, ("count",)),
+        daily=rollup_table(dialect, DAILY, DAILY_KEY, DAILY_COUNTERS),
+        prs=rollup_table(dialect, PRS, PRS_KEY, ("jobs",)),
+        buckets=rollup_table(dialect, BUCKETS, BUCKETS_KEY, ("count",)),
         touch_backend=_touch_backend(dialect),
         add_commit=_add_commit(dialect),
         drop_empty_commit=delete(COMMITS).where(

@@ -18,8 +18,19 @@ from sqlalchemy.exc import IntegrityError
 
 from crcr.hud.db import write_transaction
 from crcr.hud.driver_sql import execute_many, fetch_rows
+from crcr.hud.levels.write import Write, record_levels
 from crcr.hud.merge import merged_row, row_facts
-from crcr.hud.models import BUCKETS, COMMITS, DAILY, JOBS, PRS
+from crcr.hud.models import (
+    BUCKETS,
+    COMMITS,
+    DAILY,
+    JOBS,
+    LEVEL_DAILY,
+    LEVEL_E2E_BUCKETS,
+    LEVEL_JOBS,
+    LEVEL_RUNS,
+    PRS,
+)
 from crcr.hud.report import JobReport
 from crcr.hud.rollups import RollupChange, rollup_change, summed
 from crcr.hud.statements import (
@@ -33,6 +44,8 @@ from crcr.hud.statements import (
 
 _INSERT_RACE_RETRIES = 3
 _commit_key = operator.itemgetter(*COMMIT_KEY)
+# The level rollups purged by day with the rest (the level history is kept).
+LEVEL_TABLES = (LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS, LEVEL_E2E_BUCKETS)
 
 
 def write_report(
@@ -98,6 +111,7 @@ def _write_batch(
     commits = _CommitChanges(connection, sql)
     backends: dict[str, dict[str, Any]] = {}
     outcomes: list[str] = []
+    written: list[Write] = []
     for report, now in reports:
         old = rows.get(report.job_key)
         row = merged_row(old, report, now)
@@ -109,6 +123,7 @@ def _write_batch(
         changes.append(rollup_change(None if old is None else row_facts(old), row_facts(row)))
         commits.track(old, row)
         _touch(backends, row, now)
+        written.append((old, row, now))
     fresh = [rows[key] for key in keys if key in rows and key not in stored]
     if fresh:
         execute_many(connection, sql.insert_job, fresh)
@@ -124,6 +139,8 @@ def _write_batch(
             )
     for names, params in by_columns.items():
         execute_many(connection, update_job_setting(names), params)
+    if written:
+        record_levels(connection, written)
     apply_rollup_change(connection, changes[0] if len(changes) == 1 else summed(changes))
     commits.finish()
     if backends:
@@ -263,7 +280,7 @@ def purge_older_than(engine: Engine, cutoff: date) -> int:
     """
     with write_transaction(engine) as connection:
         deleted = connection.execute(delete(JOBS).where(JOBS.c.day < cutoff)).rowcount
-        for table in (DAILY, PRS, BUCKETS):
+        for table in (DAILY, PRS, BUCKETS, *LEVEL_TABLES):
             connection.execute(delete(table).where(table.c.day < cutoff))
         midnight = datetime.combine(cutoff, time.min, tzinfo=UTC)
         connection.execute(delete(COMMITS).where(COMMITS.c.last_activity_at < midnight))

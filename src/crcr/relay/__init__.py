@@ -13,4 +13,7 @@ Read the sub-packages in the order an event goes through them:
   failing one tells the backend's oncalls (SPEC §7).
 - `sweeper/`: in the background, what never finished is finalised and every retry
   queue is drained.
+- `levels/`: the levels looking back on results (SPEC §10.1): a backend the HUD says
+  should drop a level is temporarily demoted for new jobs (which `checks/` asks), and
+  its allowlist change is proposed as a pull request.
 """

@@ -57,6 +57,12 @@ def report(
         "", "--test-results", help='Counts as JSON: {"passed": 42, "failed": 0, "skipped": 3}.'
     ),
     artifact_url: str = typer.Option("", help="Where the job's logs and reports live."),
+    failed_tests: str = typer.Option(
+        "", help="A JUnit XML report or a JSON list of failed tests ({name, file, message})."
+    ),
+    triage_verdict: str = typer.Option(
+        "", help="A JSON file with a triage verdict (the reference's schema v1), advisory."
+    ),
     job_name: str = typer.Option(
         "", help="Job name for the check run (default GITHUB_JOB / BUILDKITE_LABEL)."
     ),
@@ -95,12 +101,16 @@ def report(
         payload_file=payload_file,
         upstream_repo=upstream_repo,
         provider=provider,
+        failed_tests=failed_tests,
+        triage_verdict=triage_verdict,
     )
     try:
         prepared = prepare_report(inputs, env, now=datetime.now(UTC))
         url = "" if dry_run else check_callback_url(callback_url)
     except ReportError as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
+    for warning in prepared.warnings:
+        typer.echo(f"crcr report: warning: {warning}", err=True)
     if dry_run:
         typer.echo(json.dumps(prepared.body, indent=2))
         return

@@ -23,6 +23,7 @@ from crcr.reporter.ci_env import (
     load_dispatch,
     run_context,
 )
+from crcr.reporter.failure_detail import read_failure_detail
 from crcr.reporter.post import PostOutcome, post_callback
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
 from crcr.reporter.started import recall_started_at, remember_started_at, state_file
@@ -44,6 +45,8 @@ class ReportInputs:
     payload_file: str | None = None
     upstream_repo: str = "pytorch/pytorch"
     provider: str = "auto"
+    failed_tests: str | None = None
+    triage_verdict: str | None = None
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class PreparedReport:
     provider: Provider
     body: dict[str, Any]
     started_file: Path | None
+    warnings: tuple[str, ...] = ()
+    """What was left out of the body and why (advisory detail never stops a report)."""
 
 
 def choose_provider(name: str, env: Mapping[str, str]) -> Provider:
@@ -114,7 +119,9 @@ def prepare_report(
     started_file = state_file(env, str(dispatch["delivery_id"]), run)
     started_at = recall_started_at(started_file) if options.status == "completed" else None
     body = build_callback_body(options, run, dispatch, now=now, started_at=started_at)
-    return PreparedReport(provider=provider, body=body, started_file=started_file)
+    detail = read_failure_detail(inputs.failed_tests, inputs.triage_verdict)
+    detail.apply(body["workflow"])
+    return PreparedReport(provider, body, started_file, tuple(detail.warnings))
 
 
 async def deliver_report(

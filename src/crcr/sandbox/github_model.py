@@ -100,6 +100,11 @@ class Repo:
     check_runs: list[dict[str, Any]] = field(default_factory=list)
     workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
     comments: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    refs: dict[str, str] = field(default_factory=dict)  # branch → commit SHA
+    trees: dict[str, dict[str, bytes]] = field(default_factory=dict)  # commit → files
+    parents: dict[str, str | None] = field(default_factory=dict)
+    pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number → stored fields
+    last_number: int = 0  # issues and pull requests share their numbers
 
     @property
     def owner(self) -> str:

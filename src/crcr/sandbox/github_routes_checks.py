@@ -1,4 +1,4 @@
-"""Sandbox GitHub routes for check runs, check suites and workflow re-runs."""
+"""Sandbox GitHub routes for check runs, check suites, workflow re-runs and Actions jobs."""
 
 from __future__ import annotations
 
@@ -92,6 +92,15 @@ async def rerun_failed_jobs(request: Request) -> Response:
     return await _rerun(request, "rerun-failed-jobs")
 
 
+async def get_actions_job(request: Request) -> Response:
+    """`GET /repos/{o}/{r}/actions/jobs/{id}`: the job as GitHub knows it (404: not here)."""
+    repo = authorised_repo(request)
+    job = github_of(request).jobs.get(repo.full_name, request.path_params["job_id"])
+    if job is None:
+        raise ApiError(404, "Not Found")
+    return answer(job.as_json(api_base(request)))
+
+
 ROUTES = [
     Route("/repos/{owner}/{repo}/check-runs", create_check_run, methods=["POST"]),
     Route(
@@ -108,4 +117,5 @@ ROUTES = [
         rerun_failed_jobs,
         methods=["POST"],
     ),
+    Route("/repos/{owner}/{repo}/actions/jobs/{job_id:int}", get_actions_job, methods=["GET"]),
 ]

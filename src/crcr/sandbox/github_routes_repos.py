@@ -70,7 +70,7 @@ def _wrapped_base64(data: bytes) -> str:
     return "".join(encoded[i : i + 60] + "\n" for i in range(0, len(encoded), 60))
 
 
-def _file_json(repo: Repo, path: str, ref: str, data: bytes, base: str) -> dict[str, Any]:
+def file_json(repo: Repo, path: str, ref: str, data: bytes, base: str) -> dict[str, Any]:
     inline = len(data) <= MAX_INLINE_CONTENT
     url = f"{base}/repos/{repo.full_name}/contents/{path}?ref={ref}"
     git_url = f"{base}/repos/{repo.full_name}/git/blobs/{git_blob_sha(data)}"
@@ -101,12 +101,12 @@ async def get_contents(request: Request) -> Response:
     if data is not None:
         if "vnd.github.raw" in request.headers.get("accept", ""):
             return Response(data, media_type="application/vnd.github.raw")
-        return answer(_file_json(repo, path, ref, data, base))
+        return answer(file_json(repo, path, ref, data, base))
     prefix = f"{path}/" if path else ""
     listing = [
         {
             key: value
-            for key, value in _file_json(repo, p, ref, d, base).items()
+            for key, value in file_json(repo, p, ref, d, base).items()
             if key not in ("content", "encoding")
         }
         for (r, p), d in sorted(repo.files.items())

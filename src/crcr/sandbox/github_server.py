@@ -11,7 +11,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 
-from crcr.sandbox import github_routes_app, github_routes_checks, github_routes_repos
+from crcr.sandbox import (
+    github_routes_app,
+    github_routes_checks,
+    github_routes_git,
+    github_routes_pulls,
+    github_routes_repos,
+)
 from crcr.sandbox.github_model import DOCS_URL, ApiError
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.github_traffic import TrafficMiddleware
@@ -35,6 +41,8 @@ def create_github_api(github: SandboxGitHub) -> Starlette:
             *github_routes_app.ROUTES,
             *github_routes_checks.ROUTES,
             *github_routes_repos.ROUTES,
+            *github_routes_git.ROUTES,
+            *github_routes_pulls.ROUTES,
         ],
         middleware=[Middleware(TrafficMiddleware, github=github)],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},

@@ -13,6 +13,7 @@ from crcr.sandbox.call_log import CallLog, CallRecord
 from crcr.sandbox.faults import FaultPlan, FaultRule
 from crcr.sandbox.github_auth import verify_app_jwt
 from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.github_jobs import ActionsJobs
 from crcr.sandbox.github_model import (
     ApiError,
     Dispatch,
@@ -61,6 +62,7 @@ class SandboxGitHub:
         self._reruns: list[Rerun] = []
         self._dispatch_listeners: list[DispatchListener] = []
         self.tokens_issued = 0
+        self.jobs = ActionsJobs()
 
     def next_id(self) -> int:
         """A fresh id for any object (GitHub ids are unique integers too)."""
@@ -197,6 +199,25 @@ class SandboxGitHub:
         """Comments on an issue or pull request, oldest first."""
         with self.lock:
             return list(self.repo(full_name).comments.get(number, []))
+
+    def pulls(self, full_name: str, *, state: str = "all") -> list[dict[str, Any]]:
+        """Pull requests as stored (number, state, title, body, head, base, labels)."""
+        with self.lock:
+            pulls = sorted(self.repo(full_name).pulls.values(), key=lambda p: p["number"])
+            return [dict(p) for p in pulls if state in ("all", p["state"])]
+
+    def file_text(self, full_name: str, path: str, ref: str | None = None) -> str | None:
+        """A file's text on a branch (default: the default branch), or None."""
+        with self.lock:
+            repo = self.repo(full_name)
+            data = repo.files.get((ref or repo.default_branch, path.strip("/")))
+        return None if data is None else data.decode()
+
+    def branches(self, full_name: str) -> list[str]:
+        """Every branch that has files or a commit."""
+        with self.lock:
+            repo = self.repo(full_name)
+            return sorted({ref for ref, _ in repo.files} | set(repo.refs))
 
     # --- used by the routes ------------------------------------------------------
     def verify_app(self, token: str) -> None:

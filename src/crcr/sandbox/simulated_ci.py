@@ -24,6 +24,7 @@ import httpx
 
 from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import DEFAULT_AUDIENCE
+from crcr.sandbox.github_jobs import ActionsJob
 from crcr.sandbox.github_model import Dispatch, Rerun
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
@@ -108,6 +109,8 @@ class SimulatedCI:
         self._reruns_seen = 0
         self._conclusions: Counter[str] = Counter()
         self._running = False
+        self.lies: dict[str, str] = {}
+        """Fault knob: repo → the conclusion its jobs report whatever really happened."""
 
     # --- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
@@ -149,6 +152,10 @@ class SimulatedCI:
         await self.stop()
 
     # --- inspection ----------------------------------------------------------------
+    def replace_workflow(self, repo: str, spec: WorkflowSpec) -> None:
+        """Run `spec` for `repo`'s later dispatches (the demo degrades a backend mid-run)."""
+        self.workflows[repo.lower()] = spec
+
     def runs(self, repo: str | None = None) -> list[SimulatedRun]:
         """Runs started so far, oldest first."""
         return [r for r in self._runs.values() if repo is None or r.repo.lower() == repo.lower()]
@@ -251,6 +258,7 @@ class SimulatedCI:
                 job.phase = "dropped"
                 return
             self.github.set_run_status(run.repo, run.run_id, "in_progress")
+            self._record_github_job(run, attempt, job)
             await self._report(context, attempt, job, "in_progress", None)
             job.phase = "running"
             if planned.outcome == "hang":
@@ -259,7 +267,15 @@ class SimulatedCI:
                 return
             cancelled = await self._pause(planned.duration, attempt.cancelled)
             conclusion = "cancelled" if cancelled else planned.outcome
-            await self._report(context, attempt, job, "completed", conclusion)
+            reported = self.lies.get(run.repo.lower(), conclusion)
+            await self._report(context, attempt, job, "completed", reported)
+            # As on GitHub, the job ends after its last step (the report) has run.
+            self.github.jobs.update(
+                job.check_run_id,
+                status="completed",
+                conclusion=conclusion,
+                completed_at=self.github.clock(),
+            )
             job.phase, job.conclusion = "completed", conclusion
             run.latest_conclusions[planned.name] = conclusion
             self._conclusions[conclusion] += 1
@@ -268,6 +284,24 @@ class SimulatedCI:
             # request token is revoked under a report that is still being delivered.
             if self._running:
                 self._settle_if_done(run, attempt)
+
+    def _record_github_job(self, run: SimulatedRun, attempt: AttemptState, job: JobState) -> None:
+        """Tell the sandbox GitHub the job started: its jobs API answers from this record."""
+        now = self.github.clock()
+        self.github.jobs.record(
+            ActionsJob(
+                id=job.check_run_id,
+                repo=run.repo,
+                run_id=run.run_id,
+                run_attempt=attempt.number,
+                name=job.planned.name,
+                workflow_name=run.spec.name,
+                head_sha=f"{run.run_id:040x}",
+                created_at=now,
+                status="in_progress",
+                started_at=now,
+            )
+        )
 
     def _settle_if_done(self, run: SimulatedRun, attempt: AttemptState) -> None:
         """When every job of the attempt has settled, the run completes (unless one hangs)."""

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
+import xml.etree.ElementTree as ET
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -95,6 +97,30 @@ def bind_request_token(issuer: SandboxIssuer, context: RunnerContext) -> str:
     return issuer.issue_request_token(claims)
 
 
+def write_failure_files(env: Mapping[str, str], job: PlannedJob) -> tuple[str | None, str | None]:
+    """Write the job's JUnit report and triage verdict as its test and analyzer steps would.
+
+    Returns the paths for `--failed-tests` and `--triage-verdict` (None for what the job
+    does not have), so that the reporter reads them exactly as it would on a runner.
+    """
+    directory = Path(env["RUNNER_TEMP"])
+    slug = re.sub(r"\W+", "-", job.name).strip("-")
+    junit = verdict = None
+    if job.failure.failed_tests:
+        root = ET.Element("testsuites")
+        suite = ET.SubElement(root, "testsuite", name=job.name)
+        for name in job.failure.failed_tests:
+            module, _, test = name.rpartition(".")
+            case = ET.SubElement(suite, "testcase", classname=module or job.name, name=test)
+            ET.SubElement(case, "failure", message=f"{test} failed on this device")
+        junit = directory / f"junit-{slug}.xml"
+        ET.ElementTree(root).write(junit, encoding="utf-8", xml_declaration=True)
+    if job.failure.triage_verdict is not None:
+        verdict = directory / f"triage-{slug}.json"
+        verdict.write_text(json.dumps(job.failure.triage_verdict), encoding="utf-8")
+    return (str(junit) if junit else None), (str(verdict) if verdict else None)
+
+
 async def send_report(
     env: Mapping[str, str],
     job: PlannedJob,
@@ -113,6 +139,7 @@ async def send_report(
     the check run id is what the action passes from `job.check_run_id`.
     """
     completed = status == "completed"
+    failed_tests, verdict = write_failure_files(env, job) if completed else (None, None)
     inputs = ReportInputs(
         status=status,
         conclusion=conclusion,
@@ -120,6 +147,8 @@ async def send_report(
         job_name=job.name if job.is_matrix_leg else None,
         check_run_id=str(check_run_id),
         provider="github",
+        failed_tests=failed_tests,
+        triage_verdict=verdict,
     )
     prepared = prepare_report(inputs, env, now=datetime.now(UTC))
     return await deliver_report(

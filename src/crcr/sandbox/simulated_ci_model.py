@@ -8,6 +8,8 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
+from crcr.sandbox.simulated_ci_failures import FailureDetail, plan_failure
+
 Outcome = Literal["success", "failure", "hang"]
 
 
@@ -94,7 +96,8 @@ class JobSpec:
     Legs are named `<name> (<entry>)`, as GitHub names matrix jobs, so every leg is a
     distinct job to the relay and the HUD. `tests` > 0 makes the job report test counts;
     `outcomes`, when given, replaces the workflow's rates for this job (a GPU test job is
-    flakier than a lint job).
+    flakier than a lint job). A failure names one or two of `test_names`; `broken_tests`
+    fail on every run (`simulated_ci_failures`).
     """
 
     name: str
@@ -102,6 +105,8 @@ class JobSpec:
     matrix: tuple[str, ...] = ()
     tests: int = 0
     outcomes: OutcomeRates | None = None
+    test_names: tuple[str, ...] = ()
+    broken_tests: tuple[str, ...] = ()
 
     def leg_names(self) -> list[str]:
         """The job names this definition expands into."""
@@ -118,6 +123,8 @@ class WorkflowSpec:
     jobs: tuple[JobSpec, ...]
     outcomes: OutcomeRates = field(default_factory=OutcomeRates)
     queue_delay: Duration = field(default_factory=lambda: Duration.fixed(0.0))
+    triage: bool = False
+    """Failed jobs attach a triage verdict (SPEC §11), as an analyzer step would."""
 
     def __post_init__(self) -> None:
         if not self.jobs:
@@ -142,6 +149,7 @@ class PlannedJob:
     duration: float
     outcome: Outcome
     test_results: dict[str, int] | None
+    failure: FailureDetail = field(default_factory=FailureDetail)
 
     @property
     def is_matrix_leg(self) -> bool:
@@ -149,10 +157,12 @@ class PlannedJob:
         return self.name != self.job_id
 
 
-def _test_results(total: int, outcome: Outcome, rng: random.Random) -> dict[str, int] | None:
+def _test_results(
+    total: int, outcome: Outcome, rng: random.Random, named: int = 0
+) -> dict[str, int] | None:
     if total <= 0:
         return None
-    failed = 0 if outcome == "success" else min(total, rng.randint(1, 3))
+    failed = 0 if outcome == "success" else min(total, named or rng.randint(1, 3))
     skipped = min(total - failed, rng.randint(0, max(total // 20, 0)))
     return {"passed": total - failed - skipped, "failed": failed, "skipped": skipped}
 
@@ -171,6 +181,15 @@ def plan_attempt(
             if only is not None and leg not in only:
                 continue
             outcome = (job.outcomes or spec.outcomes).draw(rng, attempt=attempt)
+            if job.broken_tests and outcome == "success":
+                outcome = "failure"
+            failure = plan_failure(
+                failed=outcome == "failure",
+                broken_tests=job.broken_tests,
+                test_names=job.test_names,
+                triage=spec.triage,
+                rng=rng,
+            )
             planned.append(
                 PlannedJob(
                     job_id=job.name,
@@ -178,7 +197,8 @@ def plan_attempt(
                     queue_delay=spec.queue_delay.sample(rng),
                     duration=job.duration.sample(rng),
                     outcome=outcome,
-                    test_results=_test_results(job.tests, outcome, rng),
+                    test_results=_test_results(job.tests, outcome, rng, len(failure.failed_tests)),
+                    failure=failure,
                 )
             )
     return planned

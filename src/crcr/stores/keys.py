@@ -124,3 +124,6 @@ class RedisKeys:
 
     def lock(self, name: str) -> str:
         return self._tagged("lock", name)
+
+    def demotions(self) -> str:
+        return self._tagged("demotions")

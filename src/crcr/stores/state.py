@@ -65,7 +65,8 @@ class StateStore(Protocol):
     """Everything the relay keeps between requests (SPEC §4, §5, §7).
 
     Every record has a TTL (`ttl` seconds) except retry-queue items, which stay until
-    acknowledged: a failed delivery must never expire silently.
+    acknowledged: a failed delivery must never expire silently, and temporary
+    demotions, which last until the relay ends them.
     """
 
     # --- health and lifecycle -------------------------------------------------
@@ -236,6 +237,23 @@ class StateStore(Protocol):
 
     async def job_summaries(self, head_sha: str, repo: str) -> dict[str, dict[str, Any]]:
         """Every job summary for (head_sha, repo), by job key."""
+
+    # --- temporary demotions (SPEC §10.1) -------------------------------------
+    async def add_demotion(self, repo: str, record: Mapping[str, Any]) -> bool:
+        """Record that `repo` is demoted; False (nothing changed) if it already is.
+
+        Created once, so that its `since` stays the moment the demotion began however
+        many instances or passes see the same verdict.
+        """
+
+    async def update_demotion(self, repo: str, changes: Mapping[str, Any]) -> bool:
+        """Merge `changes` (e.g. the pull request's URL) into a demotion; False if none."""
+
+    async def remove_demotion(self, repo: str) -> bool:
+        """End a demotion; False if `repo` was not demoted."""
+
+    async def demotions(self) -> dict[str, dict[str, Any]]:
+        """Every current demotion by repo (lower-cased), without expiry: they end explicitly."""
 
     # --- leader lock (one sweeper across instances) ---------------------------
     async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:

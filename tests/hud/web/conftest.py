@@ -1,16 +1,15 @@
-"""Fixtures for the page tests: a seeded live HUD and a place for screenshots."""
+"""Fixtures for the page tests: a seeded live HUD, Chromium, and a place for screenshots."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
 
-import httpx
 import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from tests.hud.web import seed
-from tests.hud.web.harness import TOKEN, LiveServer, hud_app
-
-from crcr.hud.db import create_results_engine, migrate
+from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 
@@ -19,16 +18,8 @@ ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
 def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a live HUD (SQLite file) holding `seed.RESULTS`, posted over HTTP."""
     database = tmp_path_factory.mktemp("hud") / "hud.db"
-    engine = create_results_engine(f"sqlite:///{database}")
-    migrate(engine)
-    clock = seed.Clock()
-    try:
-        with LiveServer(hud_app(engine, clock)) as server:
-            with httpx.Client(base_url=server.url) as client:
-                seed.seed(client, TOKEN, clock)
-            yield server.url
-    finally:
-        engine.dispose()
+    with seeded_hud(database, seed.seed, demotion_lookup=seed.DemotionsForTests()) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -36,3 +27,22 @@ def artifacts() -> Path:
     """Where screenshots go (git-ignored), for people and CI to look at."""
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    """A real Chromium (tests/browser.py), shared by a module's page tests."""
+    require_chromium()
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser: Browser) -> Iterator[Page]:
+    """A fresh tab at desktop size."""
+    context = browser.new_context(viewport=DESKTOP)
+    tab = context.new_page()
+    yield tab
+    context.close()

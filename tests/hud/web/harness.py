@@ -4,23 +4,40 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import datetime
+from pathlib import Path
 
+import httpx
 import uvicorn
 from fastapi import FastAPI
+from playwright.sync_api import Page
 from pydantic import SecretStr
 from sqlalchemy import Engine
+from tests.hud.web.seed import Clock
 
 from crcr.hud.component import Hud, mount_hud
+from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
+from crcr.hud.levels.providers import DemotionLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
 
 TOKEN = "test-hud-token"
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+
+Seeder = Callable[[httpx.Client, str, Clock], None]
 
 
-def hud_app(engine: Engine, clock: Callable[[], datetime], *, per_page: int = 25) -> FastAPI:
+def hud_app(
+    engine: Engine,
+    clock: Callable[[], datetime],
+    *,
+    per_page: int = 25,
+    demotion_lookup: DemotionLookup | None = None,
+) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
     app = FastAPI()
@@ -31,10 +48,14 @@ def hud_app(engine: Engine, clock: Callable[[], datetime], *, per_page: int = 25
         token=SecretStr(TOKEN),
         retention_days=90,
     )
+    app.state.hud.levels.demotion_lookup = demotion_lookup
     mount_hud(app)
     app.include_router(
         pages_router(
-            lambda: app.state.hud.queries, upstream_repo="pytorch/pytorch", per_page=per_page
+            lambda: app.state.hud.queries,
+            levels=lambda: app.state.hud.levels,
+            upstream_repo="pytorch/pytorch",
+            per_page=per_page,
         )
     )
     return app
@@ -71,3 +92,32 @@ class LiveServer:
         self.server.should_exit = True
         self.thread.join(timeout=10)
         self.socket.close()
+
+
+@contextmanager
+def seeded_hud(
+    database: Path, seed: Seeder, *, demotion_lookup: DemotionLookup | None = None
+) -> Iterator[str]:
+    """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
+    engine = create_results_engine(f"sqlite:///{database}")
+    migrate(engine)
+    clock = Clock()
+    try:
+        with LiveServer(hud_app(engine, clock, demotion_lookup=demotion_lookup)) as server:
+            with httpx.Client(base_url=server.url) as client:
+                seed(client, TOKEN, clock)
+            yield server.url
+    finally:
+        engine.dispose()
+
+
+def snapshot(page: Page, artifacts: Path, name: str) -> None:
+    """Save the page at desktop and phone width, and check the phone layout fits."""
+    page.set_viewport_size(DESKTOP)
+    page.screenshot(path=str(artifacts / f"{name}-desktop.png"), full_page=True)
+    page.set_viewport_size(PHONE)
+    page.screenshot(path=str(artifacts / f"{name}-phone.png"), full_page=True)
+    # Wide tables scroll inside their panel; the page itself never scrolls sideways.
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{name} is {overflow}px wider than a phone screen"
+    page.set_viewport_size(DESKTOP)

@@ -9,6 +9,12 @@ The figures the browser tests assert are worked out here, next to the data:
 - acme/steady (L2): PR 103 tested on three different days, one job each, all green
   (3 of 3 → 100 %, green); nightly runs: a failure two days ago, then a success today.
 - acme/dormant (L2): one green job 20 days ago: no data in a 7-day window, data in 30.
+
+Levels (the 7-day demotion window for L3/L4, 14-day promotion window for L2): acme/gate
+is healthy (9 of 10 = 90 %, the target exactly); acme/flaky is to be demoted (latest
+attempts: 2 of 4 green, 1 of 4 timed out) and is temporarily demoted since yesterday
+(`DemotionsForTests`); acme/steady is not ready (4 days at L2); acme/dormant has no
+data in 14 days.
 """
 
 from __future__ import annotations
@@ -18,6 +24,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+
+from crcr.hud.levels.providers import Demotion
 
 UPSTREAM = "pytorch/pytorch"
 SHA_101 = "1010101010101010101010101010101010101010"
@@ -118,6 +126,19 @@ def result_body(result: Result, now: datetime) -> dict[str, Any]:
             }
         },
     }
+
+
+DEMOTION_PR = "https://github.com/pytorch/pytorch/pull/900"
+
+
+class DemotionsForTests:
+    """acme/flaky under temporary demotion since a day before the HUD started."""
+
+    def __init__(self) -> None:
+        self.since = datetime.now(UTC).replace(microsecond=0) - timedelta(days=1)
+
+    async def demotions(self) -> dict[str, Demotion]:
+        return {"acme/flaky": Demotion(self.since, DEMOTION_PR)}
 
 
 class Clock:

@@ -6,47 +6,14 @@ screenshots at desktop and phone sizes into test-artifacts/hud/.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
-from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from playwright.sync_api import Page, expect
 from tests.hud.web import seed
+from tests.hud.web.harness import snapshot
 
 pytestmark = pytest.mark.browser
-
-DESKTOP = {"width": 1280, "height": 900}
-PHONE = {"width": 390, "height": 844}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    require_chromium()
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        yield chromium
-        chromium.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport=DESKTOP)
-    tab = context.new_page()
-    yield tab
-    context.close()
-
-
-def snapshot(page: Page, artifacts: Path, name: str) -> None:
-    """Save the page at desktop and phone width, and check the phone layout fits."""
-    page.set_viewport_size(DESKTOP)
-    page.screenshot(path=str(artifacts / f"{name}-desktop.png"), full_page=True)
-    page.set_viewport_size(PHONE)
-    page.screenshot(path=str(artifacts / f"{name}-phone.png"), full_page=True)
-    # Wide tables scroll inside their panel; the page itself never scrolls sideways.
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"{name} is {overflow}px wider than a phone screen"
-    page.set_viewport_size(DESKTOP)
 
 
 def row(page: Page, repo: str) -> object:

@@ -163,3 +163,30 @@ def test_a_summary_without_backends_shows_an_intentional_empty_state() -> None:
         backend_href=lambda repo: "",
     )
     assert "No backends yet" in html
+
+
+def test_the_pr_lead_line_counts_backends_still_running_and_folds_a_passed_retry() -> None:
+    view = PrView(
+        pr_number=7,
+        head_shas=("a" * 40,),
+        backends=(
+            PrBackendJobs("org/slow", "L2", (samples.record("test", None),)),
+            PrBackendJobs(
+                "org/be",
+                "L3",
+                (
+                    samples.record("lint", "success", attempt=2),
+                    samples.record("lint", "failure", baseline="flaky"),
+                ),
+            ),
+        ),
+    )
+
+    backends = views.pr_backends(view)
+    line = views.pr_lead_line(backends)
+
+    assert [job.baseline for b in backends for job in b.jobs] == [None, "flaky"]
+    assert line.text == (
+        "No backend fails (2 backends reported) · 1 flaky job passed on re-run "
+        "· 1 job still running"
+    )

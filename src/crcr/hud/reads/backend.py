@@ -14,6 +14,7 @@ from datetime import date, datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
+from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, COMMITS, DAILY, JOBS
 from crcr.hud.reads.records import JobRecord, job_record
 from crcr.hud.reads.window import day_start, mean_seconds, ratio, window_days
@@ -56,6 +57,10 @@ class JobCell:
     completed_at: datetime | None
     shard_count: int = 1
     earlier_attempts: tuple[JobAttempt, ...] = ()
+    baseline: str | None = None
+    failed_tests: tuple[str, ...] = ()
+    failed_tests_dropped: int = 0
+    confirmed: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -149,9 +154,12 @@ def read_backend_page(
             if shas
             else []
         )
+        verdicts = verdicts_of_rows(connection, jobs)
     by_commit: dict[tuple[int, str], list[JobRecord]] = defaultdict(list)
     for job in jobs:
-        by_commit[(job["pr_number"], job["head_sha"])].append(job_record(job))
+        by_commit[(job["pr_number"], job["head_sha"])].append(
+            job_record(job, verdicts.get(job["job_key"]))
+        )
     rows = tuple(
         _pr_row(pr_number, sha, last, by_commit[(pr_number, sha)])
         for pr_number, sha, last in listed
@@ -231,6 +239,11 @@ def _cell(column: str, shards: list[list[JobRecord]]) -> JobCell:
         (j for j in shards[worst_index] if j is not worst), key=lambda j: j.run_attempt
     )
 
+    names = [test.name for job in latest for test in job.failed_tests or ()]
+    verdict = worst.baseline
+    if verdict is None and any(j.baseline == "flaky" for j in earlier):
+        verdict = "flaky"  # the latest attempt passed where an earlier one failed
+
     def total(name: str) -> int | None:
         values = [getattr(j, name) for j in latest if getattr(j, name) is not None]
         return sum(values) if values else None
@@ -263,4 +276,8 @@ def _cell(column: str, shards: list[list[JobRecord]]) -> JobCell:
             )
             for j in earlier
         ),
+        baseline=verdict,
+        failed_tests=tuple(dict.fromkeys(names)),
+        failed_tests_dropped=sum(j.failed_tests_dropped for j in latest),
+        confirmed=worst.confirmed,
     )

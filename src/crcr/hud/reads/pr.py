@@ -1,4 +1,4 @@
-"""Every backend's jobs for one upstream PR (index on pr_number)."""
+"""Every backend's jobs for one upstream PR (index on pr_number), failures with their baseline."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Engine, select
 
+from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, JOBS
 from crcr.hud.reads.records import JobRecord, job_record
 
@@ -47,9 +48,10 @@ def read_pr(engine: Engine, number: int) -> PrView:
                 select(BACKENDS.c.repo, BACKENDS.c.level).where(BACKENDS.c.repo.in_(repos))
             ).all()
         )
+        verdicts = verdicts_of_rows(connection, rows)
     by_repo: dict[str, list[JobRecord]] = defaultdict(list)
     for row in rows:
-        by_repo[row["downstream_repo"]].append(job_record(row))
+        by_repo[row["downstream_repo"]].append(job_record(row, verdicts.get(row["job_key"])))
     newest_first = sorted(rows, key=lambda row: row["activity_at"], reverse=True)
     head_shas = tuple(dict.fromkeys(row["head_sha"] for row in newest_first))
     return PrView(

@@ -11,7 +11,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
 from crcr.hud.queries import WINDOW_CHOICES
-from crcr.hud.web import display, views
+from crcr.hud.web import display, failures, views
 
 EVENT_NAMES = {
     "pull_request": "Pull requests",
@@ -47,8 +47,12 @@ def environment() -> Environment:
         attempt_outcome=views.attempt_outcome,
         cell_tooltip=views.cell_tooltip,
         tests_text=views.tests_text,
+        baseline_mark=failures.mark,
+        claim=failures.claim,
+        confirmation_text=failures.confirmation_text,
     )
     env.globals["windows"] = WINDOW_CHOICES
+    env.globals["baseline_marks"] = tuple(failures.MARKS.values())
     return env
 
 
@@ -64,6 +68,7 @@ def render(template: str, *, prefix: str, upstream_repo: str, section: str, **co
     _, version = stylesheet()
     nav = (
         ("summary", "Backends", prefix),
+        ("levels", "Levels", f"{prefix}/levels"),
         ("metrics", "Latency", f"{prefix}/metrics"),
         ("nightly", "Nightly", f"{prefix}/nightly"),
     )

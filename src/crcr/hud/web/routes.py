@@ -10,14 +10,16 @@ from urllib.parse import quote, urlencode
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 
+from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
-from crcr.hud.web import latency, views
+from crcr.hud.web import latency, level_views, views
 from crcr.hud.web.render import EVENT_NAMES, render, stylesheet
 
 DEFAULT_WINDOW = 7
 PER_PAGE = 25
 
 QueriesSource = HudQueries | Callable[[], HudQueries]
+LevelsSource = Callable[[], LevelStatusService]
 EVENT_CHOICES = ((None, "All"), *EVENT_NAMES.items())
 
 
@@ -61,6 +63,7 @@ def _href(path: str, **params: object) -> str:
 def pages_router(
     queries: QueriesSource,
     *,
+    levels: LevelsSource | None = None,
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
@@ -68,7 +71,9 @@ def pages_router(
     """Build the dashboard routes under `prefix`.
 
     `queries` is the HUD's query facade, or a callable returning it when the facade is
-    only built at start-up (e.g. `lambda: app.state.hud.queries`).
+    only built at start-up (e.g. `lambda: app.state.hud.queries`); `levels` returns the
+    level status service (`lambda: app.state.hud.levels`), without which the pages show
+    no levels.
     """
     router = APIRouter(tags=["hud pages"])
 
@@ -106,6 +111,7 @@ def pages_router(
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
         summary = await facade().summary(window, event)
+        report = None if levels is None else await levels().report()
         stats = summary.stats
         share = f"{100 * stats.failures / stats.runs:.1f}% of jobs" if stats.runs else "no jobs"
         return page(
@@ -119,6 +125,25 @@ def pages_router(
             event_types=EVENT_CHOICES,
             window_href=lambda days: _href(prefix, window=days, event=event),
             event_href=lambda key: _href(prefix, window=window, event=key),
+            backend_href=backend_href,
+            verdicts={} if report is None else level_views.verdict_badges(report),
+        )
+
+    @router.get(f"{prefix}/levels", response_class=HTMLResponse)
+    async def levels_page() -> HTMLResponse:
+        """Each backend's level, verdict, criteria and level history; demotions apart."""
+        if levels is None:
+            return error(404, "Not available", "This HUD has no level status.")
+        service = levels()
+        rows = level_views.level_rows(await service.report())
+        return page(
+            "levels.html",
+            "levels",
+            rows=rows,
+            demoted=[row for row in rows if row.demotion is not None],
+            demotion_days=service.criteria.demotion_window_days,
+            promotion_days=service.criteria.promotion_window_days,
+            api_href="/api/crcr/level-status",
             backend_href=backend_href,
         )
 
@@ -162,11 +187,13 @@ def pages_router(
         if not number.isdigit() or int(number) < 1:
             return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
         view = await facade().pr(int(number))
+        backends = views.pr_backends(view)
         return page(
             "pr.html",
             "",
             view=view,
-            backends=views.pr_backends(view),
+            backends=backends,
+            lead=views.pr_lead_line(backends) if backends else None,
             backend_href=backend_href,
         )
 

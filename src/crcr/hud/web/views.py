@@ -17,7 +17,7 @@ from crcr.hud.reads.backend import BackendPage, JobAttempt, JobCell
 from crcr.hud.reads.pr import PrView
 from crcr.hud.reads.records import JobRecord
 from crcr.hud.reads.summary import BackendSummaryRow
-from crcr.hud.web import charts, display
+from crcr.hud.web import charts, display, failures
 
 LEVEL_ORDER = ("L4", "L3", "L2", "L1")
 LEVEL_HINTS = {
@@ -55,6 +55,7 @@ class PrJob:
     latest: JobRecord
     outcome: str
     earlier: tuple[JobRecord, ...]
+    baseline: str | None = None
 
 
 @dataclass(frozen=True)
@@ -171,6 +172,12 @@ def cell_tooltip(cell: JobCell) -> str:
     lines.append(f"duration {display.duration(cell.duration)}")
     if cell.completed_at is not None:
         lines.append(f"finished {display.timestamp(cell.completed_at)}")
+    if (shown := failures.mark(cell.baseline)) is not None:
+        lines.append(shown.long)
+    if cell.failed_tests:
+        more = len(cell.failed_tests) - 3 + cell.failed_tests_dropped
+        names = ", ".join(cell.failed_tests[:3]) + (f" (+{more} more)" if more > 0 else "")
+        lines.append(f"failed: {names}")
     return " · ".join(lines)
 
 
@@ -185,11 +192,15 @@ def pr_backends(view: PrView) -> tuple[PrBackend, ...]:
         for records in by_job.values():
             ordered = sorted(records, key=_attempt_order, reverse=True)
             latest = ordered[0]
+            baseline = latest.baseline
+            if baseline is None and any(e.baseline == "flaky" for e in ordered[1:]):
+                baseline = "flaky"  # failed, then passed on re-run
             jobs.append(
                 PrJob(
                     latest=latest,
                     outcome=display.outcome(latest.status, latest.conclusion),
                     earlier=tuple(ordered[1:]),
+                    baseline=baseline,
                 )
             )
         jobs.sort(
@@ -205,6 +216,23 @@ def pr_backends(view: PrView) -> tuple[PrBackend, ...]:
             )
         )
     return tuple(result)
+
+
+def pr_lead_line(backends: Sequence[PrBackend]) -> failures.LeadLine:
+    """The PR page's first line, from the latest attempt of every job."""
+    jobs = [
+        failures.FailingJob(
+            backend.repo,
+            job.latest.conclusion if job.latest.status == "completed" else None,
+            job.baseline,
+        )
+        for backend in backends
+        for job in backend.jobs
+    ]
+    running = sum(
+        1 for backend in backends for job in backend.jobs if job.latest.status != "completed"
+    )
+    return failures.lead_line(jobs, running)
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

@@ -83,6 +83,7 @@ async def process_job_callback(
     level: Level,
     callback: ParsedCallback,
     record: DispatchRecord,
+    issuer_kind: str = "github",
 ) -> JobOutcome:
     """Apply the transition and, if it applied, forward to the HUD and run the hooks."""
     body = callback.body
@@ -99,6 +100,8 @@ async def process_job_callback(
             # What the sweeper needs to write a timed_out row if the job never completes.
             verified_repo=verified_repo,
             level=str(level),
+            # Whose CI this is: only GitHub Actions jobs can be re-run or looked up.
+            issuer_kind=issuer_kind,
             record=record.to_store(),
             callback=callback.without_payload,
         )
@@ -152,6 +155,7 @@ async def process_job_callback(
         state=new_state,
         hud_body=hud_body,
         hud_delivery=result.delivery,
+        issuer_kind=issuer_kind,
     )
     await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
     if not in_progress:

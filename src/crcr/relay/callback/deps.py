@@ -44,6 +44,8 @@ class AcceptedCallback:
     hud_body: Mapping[str, Any]
     hud_delivery: Delivery
     source: str = "callback"
+    issuer_kind: str | None = None
+    """`github` or `buildkite`: whose CI the job ran on (from the verified token)."""
 
 
 AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]

@@ -163,6 +163,7 @@ class _Checked:
     record: DispatchRecord | None = None
     sha: str = ""
     sha_verified: bool = False
+    issuer_kind: str = "github"
 
 
 async def _checked_callback(
@@ -186,6 +187,7 @@ async def _checked_callback(
         level=checked.level,
         callback=checked.callback,
         record=checked.record,
+        issuer_kind=checked.issuer_kind,
     )
     verdict = job.classification
     if not verdict.accepted:
@@ -238,6 +240,11 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
         raise Answer(parsed.status_code, {"error": parsed.message})
+    for problem in parsed.body.workflow.failure_detail_problems:
+        # The downstream's fault, and advisory: said in the log, the callback goes on.
+        log.warning(
+            "callback from %s (delivery %s): %s", verified_repo, parsed.body.delivery_id, problem
+        )
 
     try:
         # 5. nightly / periodic self-reports: the tested commit must exist upstream.
@@ -255,7 +262,9 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         record = bind_to_dispatch(raw_record, parsed.body)
     except CallbackRejected as exc:
         raise Answer(exc.status_code, {"error": exc.message}) from None
-    return _Checked(verified_repo, entry.level, parsed, record=record)
+    return _Checked(
+        verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
+    )
 
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:

@@ -18,8 +18,10 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    model_validator,
 )
 
+from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.relay.callback.job_state import ReportedStatus
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -59,14 +61,24 @@ OptionalIdentifier = Annotated[str | None, BeforeValidator(_optional_string_or_i
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 
+class FailedTest(BaseModel):
+    """One failed test, as bounded by `crcr.failure_detail` (SPEC §11)."""
+
+    name: str
+    file: str | None = None
+    message: str | None = None
+
+
 class TestCounts(BaseModel):
-    """Optional test counts."""
+    """Optional test counts, and the failed tests' names when the downstream gives them."""
 
     model_config = ConfigDict(extra="allow")
 
     passed: int = Field(default=0, ge=0)
     failed: int = Field(default=0, ge=0)
     skipped: int = Field(default=0, ge=0)
+    failed_tests: list[FailedTest] | None = None
+    failed_tests_dropped: int | None = Field(default=None, ge=0)
 
 
 class Workflow(BaseModel):
@@ -87,6 +99,23 @@ class Workflow(BaseModel):
     completed_at: str | None = None
     test_results: TestCounts | None = None
     artifact_url: str | None = None
+    triage_verdict: dict[str, Any] | None = None
+    failure_detail_problems: list[str] = Field(default_factory=list, exclude=True)
+    """Why failure detail was dropped, for the log: set here, never taken from the body."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bound_failure_detail(cls, data: Any) -> Any:
+        """Bound failed tests and sanitise the triage verdict before anything reads them.
+
+        Advisory detail never refuses a callback: what is malformed is dropped and said
+        why in `failure_detail_problems`, so the job's result still reaches the HUD.
+        """
+        if not isinstance(data, dict):
+            return data
+        sanitised, problems = sanitise_failure_detail(data)
+        sanitised["failure_detail_problems"] = problems
+        return sanitised
 
 
 class EchoedHead(BaseModel):
@@ -149,6 +178,10 @@ class ParsedCallback:
     def as_received(self) -> dict[str, Any]:
         """The whole body as sent, echoed payload included (for a HUD reached over HTTP)."""
         document: dict[str, Any] = _json_document(self.raw)
+        if isinstance(document.get("workflow"), dict):
+            # Forwarded as sanitised as the relay's own copy: a HUD is never handed
+            # an unbounded list or a verdict the relay dropped.
+            document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
         return document
 
 

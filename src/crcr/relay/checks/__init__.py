@@ -1,6 +1,8 @@
-"""After an accepted L3/L4 callback: upstream check runs and oncall comments (SPEC §7).
+"""After an accepted callback: upstream check runs, oncall comments, confirmations (SPEC §7, §11).
 
-`check_runs` decides what a check run says (pure), `publisher` creates it once per job
-transition through a durable queue, `oncall_comments` keeps one PR comment telling the
-oncalls of a failing backend.
+`check_runs` decides what a check run says (pure) and `notes` what it adds (failed tests,
+baseline, HUD link, the L4 flake re-run, GitHub contradicting the job); `publisher`
+creates it once per job transition through a durable queue, asking `flake_rerun` for the
+L4 re-run; `oncall_comments` keeps one PR comment telling the oncalls of a failing
+backend; `confirmer` asks GitHub how an Actions job really ended (`confirmation`, pure).
 """

@@ -15,8 +15,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crcr.failure_detail.failed_tests import DROPPED_KEY
 from crcr.relay.allowlist.model import Level, check_run_label
 from crcr.relay.callback.job_state import JobState
+from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
 from crcr.stores.state import JobRecord
 
 CHECK_NAME_PREFIX = "crcr/"
@@ -47,6 +49,7 @@ CONCLUSION_ALIASES: Mapping[str, str] = {
     "not_run": "skipped",
 }
 FAILING_CONCLUSIONS = frozenset({"failure", "timed_out"})
+NO_NOTES = CheckNotes()
 TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.TIMED_OUT})
 
 
@@ -67,6 +70,11 @@ class JobReport:
     head_sha: str
     pr_number: int | None
     labels: tuple[str, ...]
+    failed_tests: tuple[str, ...] = ()
+    failed_total: int = 0
+    issuer_kind: str | None = None
+    check_run_id: str | None = None
+    started_at: float | None = None
 
     @property
     def check_name(self) -> str:
@@ -118,6 +126,9 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
         return None
     pr_number = context.get("pr_number")
     url = workflow.get("url")
+    failed_tests, failed_total = _failed_tests(workflow.get("test_results"))
+    check_run_id = workflow.get("check_run_id")
+    started = data.get("in_progress_at")
     return JobReport(
         job_key=job_key,
         repo=str(data.get("verified_repo") or record.get("repo") or ""),
@@ -132,7 +143,27 @@ def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
         head_sha=str(context.get("head_sha") or ""),
         pr_number=int(pr_number) if pr_number else None,
         labels=tuple(str(label) for label in context.get("labels") or ()),
+        failed_tests=failed_tests,
+        failed_total=failed_total,
+        issuer_kind=str(data["issuer_kind"]) if data.get("issuer_kind") else None,
+        check_run_id=str(check_run_id) if check_run_id else None,
+        started_at=float(started) if isinstance(started, int | float) else None,
     )
+
+
+def _failed_tests(test_results: object) -> tuple[tuple[str, ...], int]:
+    """The failed tests' names the relay kept (bounded on the way in), and how many failed."""
+    if not isinstance(test_results, Mapping):
+        return (), 0
+    entries = test_results.get("failed_tests")
+    names = tuple(
+        str(entry["name"])
+        for entry in (entries if isinstance(entries, list) else ())
+        if isinstance(entry, Mapping) and entry.get("name")
+    )
+    dropped = test_results.get(DROPPED_KEY)
+    total = len(names) + (dropped if isinstance(dropped, int) else 0)
+    return names, total
 
 
 def check_run_name(repo: str, workflow_name: str, job_name: str) -> str:
@@ -195,16 +226,30 @@ def wants_check_run(
     return flagged or any(label.lower() == wanted for label in labels)
 
 
-def output_title(report: JobReport) -> str:
+def output_title(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
     """`In progress`, or the capitalised conclusion (`Failure`, `Timed out`)."""
-    conclusion = report.check_conclusion
+    conclusion = noted_conclusion(report.check_conclusion, notes)
+    title = noted_title(conclusion, notes)
+    if title is not None:
+        return title
     if conclusion is None:
         return "In progress"
     return conclusion.replace("_", " ").capitalize()
 
 
-def output_summary(report: JobReport) -> str:
-    """A few lines naming the downstream repo, the job and its run."""
+def output_summary(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
+    """A few lines naming the downstream repo, the job and its run, then the notes."""
+    lines = [_report_summary(report)]
+    lines += note_lines(
+        notes,
+        reported=report.check_conclusion,
+        failed_tests=report.failed_tests,
+        failed_total=report.failed_total,
+    )
+    return "\n\n".join(lines)
+
+
+def _report_summary(report: JobReport) -> str:
     job = _code(" / ".join(part for part in (report.workflow_name, report.job_name) if part))
     run = f"run {report.run_id}"
     link = f"[{run}]({report.run_url})" if _is_web_url(report.run_url) else run
@@ -220,7 +265,7 @@ def output_summary(report: JobReport) -> str:
     return "\n\n".join(lines)
 
 
-def check_run_fields(report: JobReport) -> dict[str, Any]:
+def check_run_fields(report: JobReport, notes: CheckNotes = NO_NOTES) -> dict[str, Any]:
     """The body of `POST /repos/{upstream}/check-runs` for this report.
 
     A new check run is created for every change rather than the old one edited:
@@ -231,11 +276,11 @@ def check_run_fields(report: JobReport) -> dict[str, Any]:
         "name": report.check_name,
         "head_sha": report.head_sha,
         "external_id": external_id(report.run_id, report.pr_number),
-        "output": {"title": output_title(report), "summary": output_summary(report)},
+        "output": {"title": output_title(report, notes), "summary": output_summary(report, notes)},
     }
     if _is_web_url(report.run_url):
         fields["details_url"] = report.run_url
-    conclusion = report.check_conclusion
+    conclusion = noted_conclusion(report.check_conclusion, notes)
     if conclusion is None:
         fields["status"] = "in_progress"
     else:

@@ -26,6 +26,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from typing import Protocol
 
 from prometheus_client import Counter
 
@@ -36,12 +38,16 @@ from crcr.relay.callback.deps import AcceptedCallback
 from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.check_runs import (
     CHECKS_WANTED_FLAG,
+    FAILING_CONCLUSIONS,
     TERMINAL_STATES,
     JobReport,
     check_run_fields,
     report_from_job,
 )
 from crcr.relay.checks.check_runs import wants_check_run as wanted_by_rule
+from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
+from crcr.relay.checks.notes import noted_conclusion
+from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.settings import Settings
@@ -60,6 +66,20 @@ CHECK_RUNS = Counter(
 )
 
 
+class JobLevels(Protocol):
+    """The level a job is treated at, which a temporary demotion lowers (SPEC §10.1)."""
+
+    async def level_for_job(self, repo: str, level: Level, started_at: float | None) -> Level:
+        """`level` as recorded when the job started, or lower while its backend is demoted."""
+
+
+class RecordedLevels:
+    """No demotions: every job keeps the level recorded when it started."""
+
+    async def level_for_job(self, repo: str, level: Level, started_at: float | None) -> Level:
+        return level
+
+
 def check_item_id(job_key: str, state: JobState) -> str:
     """The queue item (and mark) of one job transition."""
     return f"{job_key}:{state}"
@@ -75,20 +95,32 @@ class CheckPublisher:
         github: GitHubClient,
         allowlist: Callable[[], Awaitable[Allowlist]],
         settings: Settings,
+        levels: JobLevels | None = None,
         inline_budget: float = 1.0,
         inline_grace: float = 10.0,
         backfill_budget: float = 3.0,
         queue_retries: int = 1,
+        baseline: BaselineVerdicts | None = None,
     ) -> None:
         self._store = store
         self._github = github
         self._allowlist = allowlist
+        self._levels = levels or RecordedLevels()
         self._upstream = settings.upstream_repo
         self._ttl = settings.status_ttl
         self.inline_budget = inline_budget
         self.inline_grace = inline_grace
         self.backfill_budget = backfill_budget
         self._queue_retries = queue_retries
+        self.notes = NotesSource(
+            store,
+            FlakeRerun(
+                store, github, enabled=settings.l4_confirm_rerun > 0, ttl=settings.status_ttl
+            ),
+            hud_public_url=settings.hud_public_url,
+            baseline=baseline,
+        )
+        self.notes.flake.republish = self.republish
         self.oncall = OncallNotifier(
             store, github, allowlist, settings.upstream_repo, max_retries=queue_retries
         )
@@ -96,7 +128,11 @@ class CheckPublisher:
     @property
     def queue_handlers(self) -> dict[str, QueueHandler]:
         """What the sweeper drains for this component, check runs before comments."""
-        return {CHECKS_QUEUE: self.handle_item, ONCALL_QUEUE: self.oncall.handle_item}
+        return {
+            CHECKS_QUEUE: self.handle_item,
+            RERUN_QUEUE: self.notes.flake.handle_item,
+            ONCALL_QUEUE: self.oncall.handle_item,
+        }
 
     # --- entry points ------------------------------------------------------------------
     async def on_accepted(self, accepted: AcceptedCallback) -> None:
@@ -169,9 +205,12 @@ class CheckPublisher:
         if not await self._wanted(report, allowlist):
             CHECK_RUNS.labels(result="unwanted").inc()
             return HandlerResult.DONE
+        # A demoted L4 backend's job is treated as L3's: no automatic re-run either.
+        level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
+        notes = await self.notes.notes_for(replace(report, level=level), max_retries=max_retries)
         try:
             created = await self._github.create_check_run(
-                self._upstream, max_retries=max_retries, **check_run_fields(report)
+                self._upstream, max_retries=max_retries, **check_run_fields(report, notes)
             )
         except (GitHubNotFound, GitHubUnprocessable) as exc:
             log.error("check run %s refused for good: %s", report.check_name, exc)
@@ -180,25 +219,39 @@ class CheckPublisher:
             return HandlerResult.DROP
         await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
         CHECK_RUNS.labels(result="created").inc()
-        if report.failing:
+        if noted_conclusion(report.check_conclusion, notes) in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, _spelling(allowlist, report.repo), cause=item_id)
         if state is JobState.IN_PROGRESS:
             await self._requeue_if_finished(job_key)
         return HandlerResult.DONE
 
+    async def republish(self, job_key: str, reason: str) -> None:
+        """Queue a finished job's check run again, its notes having changed (`reason`)."""
+        job = await self._store.get_job(job_key)
+        if job is None or JobState(job.state) not in TERMINAL_STATES:
+            return
+        state = JobState(job.state)
+        item_id = f"{check_item_id(job_key, state)}:{reason}"
+        if await self._queue(job_key, state, item_id=item_id) is not None:
+            await self._try_inline(item_id, job_key, state, budget=self.inline_budget)
+
     async def _wanted(self, report: JobReport, allowlist: Allowlist) -> bool:
+        """Whether the job gets check runs, at the level it is treated at (demotions)."""
+        level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
-        if wanted_by_rule(report.level, device, report.labels, flagged=False):
+        if wanted_by_rule(level, device, report.labels, flagged=False):
             return True
-        if report.level != Level.L3:
+        if level != Level.L3:
             return False
         repo = _spelling(allowlist, report.repo)
         flagged = await self._store.has_flag(CHECKS_WANTED_FLAG, report.head_sha, repo)
-        return wanted_by_rule(report.level, device, report.labels, flagged=flagged)
+        return wanted_by_rule(level, device, report.labels, flagged=flagged)
 
-    async def _queue(self, job_key: str, state: JobState) -> str | None:
+    async def _queue(
+        self, job_key: str, state: JobState, *, item_id: str | None = None
+    ) -> str | None:
         """Queue a transition's item; None when it is queued already (the queue owns it)."""
-        item_id = check_item_id(job_key, state)
+        item_id = item_id or check_item_id(job_key, state)
         payload = {"job_key": job_key, "state": str(state)}
         added = await self._store.enqueue(CHECKS_QUEUE, item_id, payload, delay=self.inline_grace)
         return item_id if added else None

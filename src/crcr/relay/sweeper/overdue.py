@@ -177,6 +177,7 @@ class OverdueJobs:
             hud_body=hud_body,
             hud_delivery=Delivery.QUEUED,
             source="sweeper",
+            issuer_kind=data.get("issuer_kind"),
         )
         await run_hooks(self.on_finalised, accepted, budget=self.hook_budget)
 

@@ -13,7 +13,7 @@ import contextlib
 import logging
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from crcr.relay.callback.deps import AcceptedHook
@@ -41,9 +41,11 @@ class Sweeper:
     """Finalise overdue jobs, then drain every retry queue through its handler.
 
     `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
-    as the callback's `on_accepted` hooks would have. Queue items are leased for two
-    minutes: a pass starts none later than half a lease after taking it (`PassLimit`),
-    and one item (a dispatch through GitHub's retries) can take most of a minute.
+    as the callback's `on_accepted` hooks would have. `extra_steps` run after the
+    queues, each on its own (a failing one is logged): the levels' refresh is one.
+    Queue items are leased for two minutes: a pass starts none later than half a lease
+    after taking it (`PassLimit`), and one item (a dispatch through GitHub's retries)
+    can take most of a minute.
     """
 
     def __init__(
@@ -54,6 +56,7 @@ class Sweeper:
         *,
         queue_handlers: Mapping[str, QueueHandler] | None = None,
         on_finalised: Sequence[AcceptedHook] = (),
+        extra_steps: Sequence[Callable[[], Awaitable[None]]] = (),
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
         backoff: Backoff | None = None,
@@ -71,6 +74,7 @@ class Sweeper:
         self._nudged = False
         self._clock = clock
         self._lease_seconds = lease_seconds
+        self.extra_steps = list(extra_steps)
         self._overdue = OverdueJobs(
             store,
             forwarder,
@@ -112,6 +116,13 @@ class Sweeper:
         for index, (queue, handler) in enumerate(self.queue_handlers.items()):
             limit.start_step(steps - 1 - index)
             await self._drainer.drain(queue, handler, report, limit)
+        for step in self.extra_steps:
+            try:
+                await step()
+            except StateStoreUnavailable:
+                raise
+            except Exception:
+                log.exception("sweeper step %s failed", getattr(step, "__qualname__", step))
         report.waiting = await self._drainer.export_queue_gauges(self.queue_handlers)
         report.cut_short = limit.cut_short
         if report.cut_short is not None:

@@ -47,11 +47,12 @@ def pr_body(size: int | None = None) -> str:
     return text.encode()[:size].decode("utf-8", errors="ignore").ljust(size, " ")
 
 
-def _links(repo: str, number: int, head_sha: str) -> dict[str, dict[str, str]]:
-    base = f"{API}/repos/{repo}"
+def pull_links(api: str, web: str, repo: str, number: int, head_sha: str) -> dict[str, Any]:
+    """A pull request's `_links`, for the API at `api` and the web at `web`."""
+    base = f"{api}/repos/{repo}"
     return {
         "self": {"href": f"{base}/pulls/{number}"},
-        "html": {"href": f"{WEB}/{repo}/pull/{number}"},
+        "html": {"href": f"{web}/{repo}/pull/{number}"},
         "issue": {"href": f"{base}/issues/{number}"},
         "comments": {"href": f"{base}/issues/{number}/comments"},
         "review_comments": {"href": f"{base}/pulls/{number}/comments"},
@@ -141,7 +142,7 @@ def pull_request_event(
         "statuses_url": f"{base_url}/statuses/{head_sha}",
         "head": _branch(head_repo or repo, head_ref, head_sha, default_branch=base_ref),
         "base": _branch(repo, base_ref, base_sha, default_branch=base_ref),
-        "_links": _links(repo, number, head_sha),
+        "_links": pull_links(API, WEB, repo, number, head_sha),
         "author_association": "CONTRIBUTOR",
         "auto_merge": None,
         "active_lock_reason": None,

@@ -224,3 +224,14 @@ RELEASE_LOCK = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
 return 1
 """
+
+# KEYS[1] demotions hash. ARGV: repo, JSON object of changes. Merges over the record.
+# (cjson rounds numbers to 14 digits: a demotion holds only strings and null.)
+UPDATE_DEMOTION = """
+local current = redis.call('HGET', KEYS[1], ARGV[1])
+if not current then return 0 end
+local record = cjson.decode(current)
+for k, v in pairs(cjson.decode(ARGV[2])) do record[k] = v end
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(record))
+return 1
+"""

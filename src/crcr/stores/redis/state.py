@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crcr.stores.redis.caches import RedisCaches
 from crcr.stores.redis.deadlines import RedisDeadlines
+from crcr.stores.redis.demotions import RedisDemotions
 from crcr.stores.redis.dispatches import RedisDispatches
 from crcr.stores.redis.jobs import RedisJobs
 from crcr.stores.redis.lock import RedisLock
@@ -19,6 +20,7 @@ class RedisStateStore(
     RedisQueues,
     RedisDeadlines,
     RedisLock,
+    RedisDemotions,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crcr.stores.sqlite.caches import SqliteCaches
 from crcr.stores.sqlite.deadlines import SqliteDeadlines
+from crcr.stores.sqlite.demotions import SqliteDemotions
 from crcr.stores.sqlite.dispatches import SqliteDispatches
 from crcr.stores.sqlite.jobs import SqliteJobs
 from crcr.stores.sqlite.lock import SqliteLock
@@ -19,6 +20,7 @@ class SqliteStateStore(
     SqliteQueues,
     SqliteDeadlines,
     SqliteLock,
+    SqliteDemotions,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
 

@@ -1,0 +1,56 @@
+"""The demo's levels story: a fortnight of history first, then one backend slips and is demoted.
+
+The history goes through the HUD's own ingest path before traffic starts (once per data
+directory: a restarted demo keeps what it has). A little later the degrading backend's
+workflow starts failing; within a few sweeper passes the level status says `demote`,
+the relay stops its check runs and opens the allowlist pull request in the sandbox, and
+`/crcr/levels` shows which criterion it missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from datetime import UTC, datetime
+
+from crcr.demo.backends import DEGRADING_BACKEND, DEMO_BACKENDS, DEMO_UPSTREAM, degraded
+from crcr.demo.history import history_bodies
+from crcr.hud.component import Hud
+from crcr.sandbox.simulated_ci import SimulatedCI
+
+log = logging.getLogger(__name__)
+
+ALLOWLIST_PATH = ".github/crcr-allowlist.yml"
+ALLOWLIST_URL = f"https://github.com/{DEMO_UPSTREAM}/blob/main/{ALLOWLIST_PATH}"
+"""Where the demo's allowlist lives: in the sandbox's upstream, where its PRs are opened."""
+SYNC_INTERVAL = 20
+"""Seconds between level syncs in the demo (an hour in a deployment)."""
+CRITERIA = {"job_pass_rate": 75, "timeout_rate": 3}
+"""The demo's level criteria (`CRCR_LEVEL_CRITERIA`), looser than SPEC §10's defaults.
+
+Its upstream closes pull requests thirty times faster than people do, and every close
+cancels the jobs still running for it: a cancelled job is a completed job that did not
+pass, so the healthy backends hover near 90 %. At 75 % only the degrading one drops."""
+
+
+async def backfill_history(hud: Hud, days: int, rng: random.Random) -> int:
+    """Store `days` days of results through the HUD's ingest path; the number stored."""
+    bodies = history_bodies(
+        DEMO_BACKENDS,
+        days=days,
+        now=datetime.now(UTC),
+        rng=rng,
+        upstream=DEMO_UPSTREAM,
+        slipping=DEGRADING_BACKEND,
+    )
+    stored = await hud.ingestor.ingest_received(bodies)
+    log.info("demo history: %d results over %d days stored", stored, days)
+    return stored
+
+
+async def degrade_later(ci: SimulatedCI, after: float) -> None:
+    """After `after` seconds, make the degrading backend fail most of its jobs."""
+    await asyncio.sleep(after)
+    ci.replace_workflow(DEGRADING_BACKEND, degraded(ci.workflows[DEGRADING_BACKEND.lower()]))
+    log.info("demo: %s starts failing most of its jobs", DEGRADING_BACKEND)

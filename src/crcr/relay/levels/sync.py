@@ -1,0 +1,195 @@
+"""Level changes as pull requests on the upstream allowlist (SPEC §10.1, `crcr levels sync`).
+
+For every backend whose verdict is `demote` (and, when asked, every ready L2 backend)
+there is one pull request from `crcr-demotion/<owner>/<repo>` (`crcr-promotion/…`) that
+moves only its entry; a backend that recovered has its pull request closed with a
+comment and its branch deleted. Running it again changes nothing: an open pull request
+is rewritten only when its file, title or body would differ. Merging is for people.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crcr.github.pull_requests import PullRequests
+from crcr.relay.allowlist.location import GitHubBlobLocation
+from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.levels.allowlist_edit import AllowlistEditError, move_entry
+from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.proposals import Proposal, branch_for, criteria_table
+from crcr.relay.levels.status import BackendStatus
+
+log = logging.getLogger(__name__)
+
+BRANCH_PREFIXES = ("crcr-demotion/", "crcr-promotion/")
+
+
+@dataclass
+class SyncReport:
+    """What one sync did, one repo per entry, for the operator."""
+
+    opened: list[str] = field(default_factory=list)
+    refreshed: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    closed: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        """Whether anything on GitHub was written."""
+        return bool(self.opened or self.refreshed or self.closed)
+
+
+def proposals_for(
+    statuses: Mapping[str, BackendStatus],
+    allowlist: Allowlist,
+    *,
+    promotions: bool,
+    device: str | None,
+    report: SyncReport,
+) -> dict[str, Proposal]:
+    """The level changes to propose, by branch; what cannot be proposed goes to `skipped`."""
+    wanted: dict[str, Proposal] = {}
+    for status in statuses.values():
+        entry = allowlist.entry(status.repo)
+        if entry is None or status.no_data:
+            continue
+        if status.change == "demote" and entry.level in (Level.L3, Level.L4):
+            to_level = Level(entry.level - 1)
+        elif promotions and status.change == "promote" and entry.level == Level.L2:
+            to_level = Level.L3
+        else:
+            continue
+        if to_level == Level.L3 and not device:
+            report.skipped.append(f"{entry.repo}: moving it to L3 needs a device (--device)")
+            continue
+        proposal = Proposal(entry.repo, entry.level, to_level, entry.oncalls, status)
+        wanted[proposal.branch] = proposal
+    return wanted
+
+
+class LevelSync:
+    """Opens, refreshes and closes the allowlist's level-change pull requests."""
+
+    def __init__(
+        self, pulls: PullRequests, location: GitHubBlobLocation, book: DemotionBook | None
+    ) -> None:
+        self._pulls = pulls
+        self._location = location
+        self._book = book
+
+    async def run(
+        self,
+        statuses: Mapping[str, BackendStatus],
+        allowlist: Allowlist,
+        *,
+        promotions: bool = False,
+        device: str | None = None,
+    ) -> SyncReport:
+        """One idempotent pass over every verdict and every open crcr pull request."""
+        report = SyncReport()
+        wanted = proposals_for(
+            statuses, allowlist, promotions=promotions, device=device, report=report
+        )
+        open_pulls = {
+            pull["head"]["ref"]: pull
+            for pull in await self._pulls.open_pulls()
+            if str(pull["head"]["ref"]).startswith(BRANCH_PREFIXES)
+            and (pull["head"].get("repo") or {}).get("full_name", "").lower()
+            == self._pulls.repo.lower()
+        }
+        base = await self._pulls.read_file(self._location.path, self._location.ref)
+        for branch, proposal in wanted.items():
+            try:
+                edited = move_entry(base.text, proposal.repo, proposal.to_level, device)
+            except AllowlistEditError as exc:
+                report.skipped.append(f"{proposal.repo}: {exc}")
+                continue
+            if edited == base.text:
+                continue
+            pull = open_pulls.get(branch)
+            if pull is None:
+                pull = await self._open(proposal, edited, base.sha)
+                report.opened.append(proposal.repo)
+            elif await self._refresh(proposal, pull, edited, base.sha):
+                report.refreshed.append(proposal.repo)
+            else:
+                report.unchanged.append(proposal.repo)
+            if proposal.demotion and self._book is not None:
+                await self._book.record_pull_request(proposal.repo, pull.get("html_url"))
+        for branch, pull in open_pulls.items():
+            if branch not in wanted and self._recovered(branch, statuses, promotions):
+                await self._close(branch, pull, statuses)
+                report.closed.append(branch.split("/", 1)[1])
+        return report
+
+    async def _commit(self, proposal: Proposal, edited: str, blob_sha: str) -> None:
+        """Put the branch at the base's head plus one commit with the edited file."""
+        head = await self._pulls.branch_head(self._location.ref)
+        if head is None:
+            raise AllowlistEditError(f"the allowlist's branch {self._location.ref} is gone")
+        if await self._pulls.branch_head(proposal.branch) is None:
+            await self._pulls.create_branch(proposal.branch, head)
+        else:
+            await self._pulls.reset_branch(proposal.branch, head)
+        await self._pulls.write_file(
+            self._location.path,
+            proposal.branch,
+            edited,
+            sha=blob_sha,
+            message=proposal.commit_message,
+        )
+
+    async def _open(self, proposal: Proposal, edited: str, blob_sha: str) -> dict[str, Any]:
+        await self._commit(proposal, edited, blob_sha)
+        pull = await self._pulls.create_pull(
+            proposal.branch, self._location.ref, proposal.title, proposal.body()
+        )
+        await self._pulls.add_label(int(pull["number"]), proposal.label)
+        log.info("opened %s: %s", pull.get("html_url"), proposal.title)
+        return pull
+
+    async def _refresh(
+        self, proposal: Proposal, pull: Mapping[str, Any], edited: str, blob_sha: str
+    ) -> bool:
+        """Bring an open pull request up to date; False when it already was."""
+        changed = False
+        on_branch = await self._pulls.read_file(self._location.path, proposal.branch)
+        if on_branch.text != edited:
+            await self._commit(proposal, edited, blob_sha)
+            changed = True
+        body = proposal.body()
+        if pull.get("title") != proposal.title or pull.get("body") != body:
+            await self._pulls.update_pull(int(pull["number"]), title=proposal.title, body=body)
+            changed = True
+        return changed
+
+    @staticmethod
+    def _recovered(branch: str, statuses: Mapping[str, BackendStatus], promotions: bool) -> bool:
+        """Whether the verdict that opened this branch's pull request no longer holds."""
+        demotion = branch.startswith(BRANCH_PREFIXES[0])
+        if not demotion and not promotions:
+            return False  # promotions are looked at only when asked for
+        repo = branch.split("/", 1)[1]
+        status = statuses.get(repo.lower())
+        if status is None or status.no_data:
+            return False  # no verdict proves nothing either way
+        return status.change != ("demote" if demotion else "promote")
+
+    async def _close(
+        self, branch: str, pull: Mapping[str, Any], statuses: Mapping[str, BackendStatus]
+    ) -> None:
+        repo = branch.split("/", 1)[1]
+        status = statuses[repo.lower()]
+        demotion = branch == branch_for(repo, demotion=True)
+        why = "meets its level criteria again" if demotion else "no longer meets every criterion"
+        lines = [f"`{repo}` {why}, so crcr closes this pull request.", ""]
+        lines += criteria_table(status.criteria)
+        number = int(pull["number"])
+        await self._pulls.comment(number, "\n".join(lines) + "\n")
+        await self._pulls.update_pull(number, state="closed")
+        await self._pulls.delete_branch(branch)
+        log.info("closed %s: %s %s", pull.get("html_url"), repo, why)

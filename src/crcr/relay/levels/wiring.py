@@ -1,0 +1,59 @@
+"""How the levels' parts are put together from the settings (for `crcr.runtime` and the CLI)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import httpx
+
+from crcr.github.client import GitHubClient
+from crcr.github.pull_requests import PullRequests
+from crcr.relay.allowlist.location import AllowlistLocation, GitHubBlobLocation
+from crcr.relay.allowlist.model import Allowlist
+from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.refresh import LevelRefresh
+from crcr.relay.levels.status import LevelStatusSource, http_level_status, level_status_url
+from crcr.relay.levels.sync import LevelSync
+from crcr.settings import Settings
+from crcr.stores.state import StateStore
+
+
+def status_source(
+    settings: Settings, http: httpx.AsyncClient, in_process: LevelStatusSource | None
+) -> LevelStatusSource:
+    """The in-process HUD's `level_status`, or the external HUD's page (`CRCR_HUD_URL`)."""
+    if settings.hud_url:
+        url = level_status_url(settings.hud_url)
+        return http_level_status(http, url, timeout=settings.hud_timeout)
+    if in_process is None:
+        raise ValueError("without CRCR_HUD_URL the in-process HUD must provide the status")
+    return in_process
+
+
+def level_sync(
+    github: GitHubClient, location: AllowlistLocation, book: DemotionBook | None
+) -> LevelSync | None:
+    """The pull-request sync, when the allowlist lives in a GitHub repository."""
+    if not isinstance(location, GitHubBlobLocation):
+        return None
+    return LevelSync(PullRequests(github, location.repo), location, book)
+
+
+def level_refresh(
+    settings: Settings,
+    *,
+    store: StateStore,
+    book: DemotionBook,
+    status: LevelStatusSource,
+    allowlist: Callable[[], Awaitable[Allowlist]],
+    sync: LevelSync | None,
+) -> LevelRefresh:
+    """The sweeper's level step."""
+    return LevelRefresh(
+        store=store,
+        book=book,
+        status=status,
+        allowlist=allowlist,
+        sync=sync,
+        sync_interval=settings.levels_sync_interval,
+    )

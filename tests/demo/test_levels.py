@@ -1,0 +1,49 @@
+"""The demo's levels story: history first, then the degrading backend is demoted and proposed."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import httpx
+
+from crcr.demo.backends import DEGRADING_BACKEND, DEMO_UPSTREAM
+from crcr.demo.options import DemoOptions
+from crcr.demo.stack import DemoStack
+from crcr.relay.levels.cli import sync_levels
+from crcr.runtime import Runtime
+
+
+async def test_history_fills_the_criteria_and_the_degrading_backend_gets_a_pull_request(
+    tmp_path: Path,
+) -> None:
+    options = DemoOptions(
+        port=0, data_dir=tmp_path, speed=200.0, rate=120.0, seed=3, history_days=2,
+        degrade_after=0.0,
+    )  # fmt: skip
+    stack = DemoStack(options)
+    await stack.start()
+    try:
+        status_url = stack.dashboard_url.replace("/crcr", "/api/crcr/level-status")
+        async with httpx.AsyncClient() as client:
+            first = (await client.get(status_url)).json()
+        judged = {r["repo"]: r for r in first["repos"] if not r["noData"]}
+        assert DEGRADING_BACKEND in judged, "the history gives the criteria data at once"
+        assert judged[DEGRADING_BACKEND]["change"] is None
+
+        assert stack._relay_app is not None
+        runtime: Runtime = stack._relay_app.state.runtime
+        assert runtime.levels is not None and runtime.demotions is not None
+        deadline = time.monotonic() + 60
+        while DEGRADING_BACKEND.lower() not in await runtime.demotions.current():
+            assert time.monotonic() < deadline, "the degrading backend was never demoted"
+            await runtime.levels()
+            await asyncio.sleep(0.5)
+        report = await sync_levels(runtime, promotions=False, device=None)
+    finally:
+        await stack.stop()
+    pulls = stack.github.pulls(DEMO_UPSTREAM)
+    titles = [pull["title"] for pull in pulls]
+    assert f"[CRCR] Demote {DEGRADING_BACKEND} from L3 to L2" in titles, (titles, report)
+    assert all("mlu-torch" in title for title in titles), "only the degrading backend"
