@@ -69,6 +69,7 @@ async def test_what_waited_through_a_hud_outage_reaches_it_within_seconds_once(
         stop.set()
         await background
 
+    print(f"all {JOBS} jobs on the HUD {took:.1f} s after its recovery")  # shown with -s
     assert took < RECOVERY_GOAL
     assert relay.hud.writes == JOBS  # the superseded in_progress bodies were not sent
     probes = relay.hud.refused - LIVE_ATTEMPTS * 2 * JOBS
