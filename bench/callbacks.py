@@ -195,6 +195,7 @@ def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
             # Spread over --repos repositories; the default 100/min/repo would cap the run.
             CRCR_RATE_LIMIT_PER_MIN=str(args.rate_limit),
         )
+        env.update(setting.split("=", 1) for setting in args.relay_env)  # e.g. CRCR_HUD_URL
         asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries))
         expires = int(time.time()) + TOKEN_LIFETIME
         tokens = {
@@ -354,7 +355,7 @@ def row(s: dict[str, Any]) -> str:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 16, 64])
     parser.add_argument("--seconds", type=float, default=10.0)
@@ -367,6 +368,9 @@ def main() -> None:
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL, help="flushed before and after")
     parser.add_argument(
         "--serve-option", action="append", default=[], help="extra `crcr serve` option"
+    )
+    parser.add_argument(
+        "--relay-env", action="append", default=[], help="KEY=VALUE for the relay's environment"
     )
     parser.add_argument("--py-spy", help="profile each measured run's workers to PREFIX.*")
     parser.add_argument("--json", type=Path, help="also write the summaries here")
@@ -384,7 +388,7 @@ def main() -> None:
         action="store_true",
         help="a new TCP connection per callback, as `crcr report` makes (default: keep-alive)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     summaries = []
     if args.fresh_connections:

@@ -64,3 +64,50 @@ def redis_namespace(redis_url: str) -> Iterator[str]:
         keys = list(client.scan_iter(match=f"{prefix}*", count=500))
         if keys:
             client.delete(*keys)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--outage-seconds",
+        type=float,
+        default=3.0,
+        help="length of the HUD outage in the recovery scenario (issue 16's run: 20)",
+    )
+
+
+@pytest.fixture
+def outage_seconds(request: pytest.FixtureRequest) -> float:
+    """How long the recovery scenario keeps the HUD down (`--outage-seconds`)."""
+    return float(request.config.getoption("--outage-seconds"))
+
+
+@pytest.fixture(autouse=True)
+def calls_as_github_documents_them(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """Every REST call made to a sandbox in a test, and its answer, must be as GitHub's
+    published description documents them (`tests/github_description.py`).
+
+    Data-driven over the scenarios themselves: a call the relay starts making, or an
+    endpoint the sandbox starts serving, is checked by every test that exercises it.
+    The sandbox's own tests are left out (they send it malformed requests on purpose),
+    and so is a test marked `unlike_github`.
+    """
+    if "sandbox" in request.path.parts or request.node.get_closest_marker("unlike_github"):
+        yield
+        return
+    from tests.github_description import mismatches
+
+    from crcr.sandbox.github_state import SandboxGitHub
+
+    created: list[SandboxGitHub] = []
+    build = SandboxGitHub.__init__
+
+    def recording(self: SandboxGitHub, *args: object, **kwargs: object) -> None:
+        build(self, *args, **kwargs)  # type: ignore[arg-type]
+        created.append(self)
+
+    monkeypatch.setattr(SandboxGitHub, "__init__", recording)
+    yield
+    problems = sorted({problem for github in created for problem in mismatches(github.calls())})
+    assert problems == [], "calls unlike GitHub's description:\n" + "\n".join(problems[:20])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.types import Receive, Scope
+
+_DELIVERY_ID = re.compile(rb'"delivery_id"\s*:\s*"([A-Za-z0-9._:-]{1,100})"')
 
 
 class BodyTooLarge(Exception):
@@ -14,6 +17,19 @@ class BodyTooLarge(Exception):
     def __init__(self, limit: int) -> None:
         super().__init__(f"body larger than {limit} bytes")
         self.limit = limit
+
+
+class BodyCut(ClientDisconnect):
+    """The client went away before sending its whole body; `received` is what came."""
+
+    def __init__(self, received: bytes) -> None:
+        super().__init__()
+        self.received = received
+
+    def delivery_id(self) -> str | None:
+        """The `delivery_id` of a callback body, if it arrived before the cut."""
+        found = _DELIVERY_ID.search(self.received)
+        return found.group(1).decode() if found else None
 
 
 def header(scope: Scope, name: bytes) -> str | None:
@@ -33,7 +49,8 @@ async def read_capped_asgi_body(scope: Scope, receive: Receive, limit: int) -> b
     """Read the body, refusing early on Content-Length and again while streaming.
 
     Content-Length may be absent (chunked) or lie, so the streamed size is checked too.
-    Raises `ClientDisconnect` if the client goes away first.
+    Raises `BodyCut` (a `ClientDisconnect`) if the client goes away first: a caller
+    that gave up is not the server's fault, and nothing may be written for it.
     """
     declared = header(scope, b"content-length") or ""
     if declared.isdigit() and int(declared) > limit:
@@ -43,7 +60,7 @@ async def read_capped_asgi_body(scope: Scope, receive: Receive, limit: int) -> b
     while True:
         message = await receive()
         if message["type"] == "http.disconnect":
-            raise ClientDisconnect
+            raise BodyCut(b"".join(chunks))
         chunk: bytes = message.get("body", b"")
         size += len(chunk)
         if size > limit:
@@ -68,7 +85,7 @@ async def read_capped_stream(
     while True:
         message = await request.receive()
         if message["type"] == "http.disconnect":
-            raise ClientDisconnect
+            raise BodyCut(bytes(body))
         chunk: bytes = message.get("body", b"")
         if len(body) + len(chunk) > limit:
             raise BodyTooLarge(limit)

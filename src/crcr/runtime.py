@@ -146,9 +146,8 @@ async def open_runtime(
             demotion_lookup=_DemotionsForHud(demotions),
         )
         closers.append(hud.close)
-    forwarder = forwarder_from_settings(
-        settings, store, http=http, ingestor=hud.ingestor if hud else None
-    )
+    forwarder = forwarder_from_settings(settings, store, ingestor=hud.ingestor if hud else None)
+    closers.append(forwarder.aclose)
     fanout = FanOut(
         store=store,
         send=_sender(github, IN_REQUEST_RETRIES),
@@ -211,7 +210,10 @@ async def open_runtime(
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         extra_steps=[levels],
+        # Dispatches to different repositories do not depend on one another's order.
+        parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
+    forwarder.on_queued = sweeper.nudge
     return Runtime(
         settings=settings,
         store=store,
@@ -231,6 +233,9 @@ async def open_runtime(
         _closers=closers,
     )
 
+
+DISPATCH_PARALLEL = 8
+"""Queued dispatches sent at once after a GitHub outage."""
 
 IN_REQUEST_RETRIES = 2
 """Retries of a dispatch while GitHub's webhook request waits; the queue does the rest."""

@@ -82,6 +82,7 @@ class StandInHud:
         self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
         self.writes = 0
         self.received: list[dict[str, Any]] = []
+        self.refused = 0  # bodies answered 503 while down
         self.down = False
         self.delay = 0.0
         self.app = Starlette(routes=[Route("/api/crcr/results", self._ingest, methods=["POST"])])
@@ -90,6 +91,7 @@ class StandInHud:
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.down:
+            self.refused += 1
             return JSONResponse({"error": "down for maintenance"}, 503)
         if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:
             return JSONResponse({"error": "unauthorized"}, 401)

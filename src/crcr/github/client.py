@@ -155,8 +155,11 @@ class GitHubClient:
                         "GET", url, auth=self._app_auth, params=params
                     )
                     for installation in response.json():
-                        login = str(installation["account"]["login"]).lower()
-                        accounts[login] = int(installation["id"])
+                        # GitHub documents `account` as nullable, or an Enterprise (a
+                        # `slug`, no `login`): neither owns repositories to look up.
+                        account = installation.get("account") or {}
+                        if isinstance(account.get("login"), str):
+                            accounts[account["login"].lower()] = int(installation["id"])
                     url, params = response.links.get("next", {}).get("url", ""), {}
                     if not url:
                         break

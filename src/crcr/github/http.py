@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import random
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
@@ -14,6 +13,7 @@ import httpx
 from crcr import __version__
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
+from crcr.http_pools import ClientPools
 
 API_VERSION = "2022-11-28"
 JSON_MEDIA_TYPE = "application/vnd.github+json"
@@ -33,15 +33,6 @@ def _message(response: httpx.Response) -> str:
     if isinstance(message, str):
         return message
     return response.reason_phrase
-
-
-CONNECTIONS_PER_POOL = 4
-"""httpcore checks every connection of a pool (a socket poll each) for every request it
-queues, so one pool of 100+ busy connections spends more time choosing a connection than
-sending. Fan-out therefore spreads calls over many small pools. Measured with
-bench.fanout at N = 100 (warm p50 / relay CPU per dispatch): one pool of 128 1,364 ms;
-pools of 16 506 ms / 2.1 ms; of 8 188 ms / 1.7 ms; of 4 146-155 ms / 1.1-1.2 ms; of 2
-160 ms / 1.2 ms."""
 
 
 class GitHubHttp:
@@ -70,27 +61,17 @@ class GitHubHttp:
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
-        pools = max(1, -(-max_connections // CONNECTIONS_PER_POOL))
-        per_pool = -(-max_connections // pools)
-        self._clients = [
-            httpx.AsyncClient(
-                base_url=api_url.rstrip("/") + "/",
-                headers={
-                    "accept": JSON_MEDIA_TYPE,
-                    "x-github-api-version": API_VERSION,
-                    "user-agent": f"crcr/{__version__}",
-                },
-                timeout=httpx.Timeout(timeout),
-                limits=httpx.Limits(
-                    max_connections=per_pool,
-                    max_keepalive_connections=per_pool,
-                    keepalive_expiry=30.0,
-                ),
-                transport=transport,
-            )
-            for _ in range(pools)
-        ]
-        self._next_pool = itertools.cycle(self._clients)
+        self._pools = ClientPools.keep_alive(
+            max_connections,
+            timeout=timeout,
+            base_url=api_url.rstrip("/") + "/",
+            headers={
+                "accept": JSON_MEDIA_TYPE,
+                "x-github-api-version": API_VERSION,
+                "user-agent": f"crcr/{__version__}",
+            },
+            transport=transport,
+        )
 
     async def request(
         self,
@@ -124,7 +105,7 @@ class GitHubHttp:
             headers["authorization"] = await auth()
             try:
                 async with asyncio.timeout(self.timeout):
-                    response = await next(self._next_pool).request(
+                    response = await self._pools.next().request(
                         method,
                         path.lstrip("/"),
                         headers=headers,
@@ -159,5 +140,4 @@ class GitHubHttp:
 
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        for client in self._clients:
-            await client.aclose()
+        await self._pools.aclose()

@@ -14,7 +14,7 @@ from typing import Annotated, Any, Protocol
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
 
-from crcr.http_body import BodyTooLarge, read_capped_body
+from crcr.http_body import BodyCut, BodyTooLarge, read_capped_body
 from crcr.hud.ingest import HudIngestor, IngestRejected
 from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
 from crcr.hud.reads.backend import BackendPage
@@ -72,6 +72,11 @@ async def _read_capped(request: Request) -> bytes:
         return await read_capped_body(request, MAX_BODY_BYTES)
     except BodyTooLarge as exc:
         raise HTTPException(413, str(exc)) from None
+    except BodyCut as cut:
+        # A relay that gave up waiting keeps the body queued and sends it again.
+        delivery_id = cut.delivery_id() or "unknown"
+        logger.info("HUD client went away mid-body (delivery %s); nothing written", delivery_id)
+        raise HTTPException(400, "client disconnected") from None
 
 
 def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:

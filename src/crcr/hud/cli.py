@@ -46,6 +46,9 @@ def purge() -> None:
 def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to bind."),
     port: int = typer.Option(8001, help="TCP port to listen on."),
+    ssl_certfile: str | None = typer.Option(None, help="Serve HTTPS with this certificate."),
+    ssl_keyfile: str | None = typer.Option(None, help="The certificate's private key."),
+    access_log: bool = typer.Option(True, help="Log one line per request."),
 ) -> None:
     """Run the HUD alone (ingestion API, JSON API), without the relay."""
     import uvicorn
@@ -56,7 +59,18 @@ def serve(
     settings = settings_or_exit()
     if settings.hud_token is None:
         typer.echo("crcr hud serve: CRCR_HUD_TOKEN is unset; ingestion will refuse every body")
-    uvicorn.run(create_hud_app(settings), host=host, port=port, log_level="info")
+    if (ssl_certfile is None) != (ssl_keyfile is None):
+        typer.echo("crcr hud serve: --ssl-certfile and --ssl-keyfile go together", err=True)
+        raise typer.Exit(2)
+    uvicorn.run(
+        create_hud_app(settings),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=access_log,
+        ssl_certfile=ssl_certfile,
+        ssl_keyfile=ssl_keyfile,
+    )
 
 
 def register(app: typer.Typer) -> None:

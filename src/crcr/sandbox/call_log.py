@@ -19,6 +19,8 @@ class CallRecord:
     `status` is None when the call never got an answer (the client gave up first), and
     `faulted` tells whether an injected fault shaped the answer. `headers` are the
     request's headers without `authorization`: credentials stay out of the log.
+    `answer` is the parsed JSON the sandbox answered with (None if not JSON), so that
+    tests can hold it against GitHub's published schemas.
     """
 
     method: str
@@ -30,6 +32,7 @@ class CallRecord:
     timestamp: float
     faulted: bool = False
     headers: Mapping[str, str] = field(default_factory=dict)
+    answer: Any = None
 
     @property
     def call(self) -> str:

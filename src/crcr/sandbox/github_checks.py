@@ -8,6 +8,7 @@ from typing import Any
 
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_model import ApiError, Repo, iso
+from crcr.sandbox.webhooks.objects import github_app
 
 SHA_PATTERN = re.compile(r"^[0-9a-fA-F]{40}$")
 STATUSES = frozenset({"queued", "in_progress", "completed", "waiting", "requested", "pending"})
@@ -95,7 +96,7 @@ def build_check_run(
         },
         "name": name,
         "check_suite": {"id": 0},
-        "app": {"id": app.app_id, "slug": app.slug, "name": app.slug},
+        "app": {**github_app(app.slug), "id": app.app_id},
         "pull_requests": [],
     }
 

@@ -112,19 +112,16 @@ class Repo:
         return self.full_name.split("/", 1)[0]
 
     def as_json(self, api_base: str) -> dict[str, Any]:
-        """The subset of GitHub's repository object that clients read."""
-        owner, name = self.full_name.split("/", 1)
+        """GitHub's full repository object (`GET /repos/{o}/{r}`), every required field."""
+        from crcr.sandbox.webhooks.objects import repository
+
         return {
+            **repository(self.full_name, default_branch=self.default_branch),
             "id": self.id,
             "node_id": f"R_{self.id}",
-            "name": name,
-            "full_name": self.full_name,
             "private": self.private,
-            "owner": {"login": owner, "type": "Organization"},
-            "html_url": f"https://github.com/{self.full_name}",
             "url": f"{api_base}/repos/{self.full_name}",
-            "default_branch": self.default_branch,
             "visibility": "private" if self.private else "public",
-            "archived": False,
-            "disabled": False,
+            "network_count": 0,
+            "subscribers_count": 0,
         }

@@ -6,6 +6,7 @@ from typing import Any
 
 from crcr.sandbox.github_git import head_of
 from crcr.sandbox.github_model import Repo, iso
+from crcr.sandbox.webhooks.objects import user
 from crcr.sandbox.webhooks.pull_requests import pull_links
 
 
@@ -15,7 +16,7 @@ def _branch_side(repo: Repo, branch: str, sha: str | None, base: str) -> dict[st
         "label": f"{owner}:{branch}",
         "ref": branch,
         "sha": sha or "",
-        "user": {"login": owner, "type": "Organization"},
+        "user": user(owner, kind="Organization"),
         "repo": repo.as_json(base),
     }
 
@@ -44,7 +45,7 @@ def pull_json(repo: Repo, pull: dict[str, Any], base: str, now: float) -> dict[s
         "state": pull["state"],
         "locked": False,
         "title": pull["title"],
-        "user": pull["user"],
+        "user": user(pull["user"]["login"], kind=pull["user"].get("type", "User")),
         "body": pull["body"],
         "labels": list(pull["labels"]),
         "milestone": None,

@@ -11,6 +11,7 @@ from starlette.routing import Route
 from crcr.sandbox.github_http import answer, api_base, full_name, json_body, require_app
 from crcr.sandbox.github_model import Installation, iso
 from crcr.sandbox.github_state import SandboxGitHub
+from crcr.sandbox.webhooks.objects import user
 
 PERMISSIONS = {
     "actions": "write",
@@ -25,9 +26,18 @@ PERMISSIONS = {
 def _installation_json(
     github: SandboxGitHub, installation: Installation, base: str
 ) -> dict[str, Any]:
+    created = iso(github.clock())
     return {
         "id": installation.id,
-        "account": {"login": installation.account, "type": "Organization"},
+        "account": user(installation.account, kind="Organization"),
+        "target_id": user(installation.account)["id"],
+        "created_at": created,
+        "updated_at": created,
+        "single_file_name": None,
+        "has_multiple_single_files": False,
+        "single_file_paths": [],
+        "suspended_by": None,
+        "suspended_at": None,
         "app_id": github.app.app_id,
         "app_slug": github.app.slug,
         "target_type": "Organization",

@@ -21,6 +21,7 @@ from crcr.sandbox.github_http import (
     paginate,
 )
 from crcr.sandbox.github_model import ApiError, Dispatch, Repo, git_blob_sha, iso
+from crcr.sandbox.webhooks.objects import user
 
 # GitHub documents both limits for `client_payload`: at most 10 top-level properties,
 # and 65,535 bytes of JSON (measured here on the compact encoding).
@@ -71,6 +72,9 @@ def _wrapped_base64(data: bytes) -> str:
 
 def file_json(repo: Repo, path: str, ref: str, data: bytes, base: str) -> dict[str, Any]:
     inline = len(data) <= MAX_INLINE_CONTENT
+    url = f"{base}/repos/{repo.full_name}/contents/{path}?ref={ref}"
+    git_url = f"{base}/repos/{repo.full_name}/git/blobs/{git_blob_sha(data)}"
+    html_url = f"https://github.com/{repo.full_name}/blob/{ref}/{path}"
     return {
         "type": "file",
         "encoding": "base64" if inline else "none",
@@ -79,9 +83,11 @@ def file_json(repo: Repo, path: str, ref: str, data: bytes, base: str) -> dict[s
         "path": path,
         "content": _wrapped_base64(data) if inline else "",
         "sha": git_blob_sha(data),
-        "url": f"{base}/repos/{repo.full_name}/contents/{path}?ref={ref}",
-        "html_url": f"https://github.com/{repo.full_name}/blob/{ref}/{path}",
+        "url": url,
+        "git_url": git_url,
+        "html_url": html_url,
         "download_url": f"https://raw.githubusercontent.com/{repo.full_name}/{ref}/{path}",
+        "_links": {"self": url, "git": git_url, "html": html_url},
     }
 
 
@@ -99,11 +105,9 @@ async def get_contents(request: Request) -> Response:
     prefix = f"{path}/" if path else ""
     listing = [
         {
-            "type": "file",
-            "name": p[len(prefix) :],
-            "path": p,
-            "sha": git_blob_sha(d),
-            "size": len(d),
+            key: value
+            for key, value in file_json(repo, p, ref, d, base).items()
+            if key not in ("content", "encoding")
         }
         for (r, p), d in sorted(repo.files.items())
         if r == ref and p.startswith(prefix) and "/" not in p[len(prefix) :]
@@ -177,7 +181,7 @@ async def create_comment(request: Request) -> Response:
         "html_url": f"https://github.com/{repo.full_name}/pull/{number}#issuecomment-{comment_id}",
         "issue_url": f"{base}/repos/{repo.full_name}/issues/{number}",
         "body": text,
-        "user": {"login": f"{github.app.slug}[bot]", "type": "Bot"},
+        "user": user(f"{github.app.slug}[bot]", kind="Bot"),
         "author_association": "NONE",
         "created_at": now,
         "updated_at": now,

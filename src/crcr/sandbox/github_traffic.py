@@ -66,10 +66,14 @@ class TrafficMiddleware:
                 return {"type": "http.request", "body": pending.pop(), "more_body": False}
             return await receive()
 
+        answer: list[bytes] = []
+
         async def watch(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = message["status"]
+            elif message["type"] == "http.response.body":
+                answer.append(message.get("body", b""))
             await send(message)
 
         logged_body = _parse_json(body)
@@ -96,6 +100,7 @@ class TrafficMiddleware:
                     timestamp=self.github.clock(),
                     faulted=decision.answer is not None or decision.delay > 0,
                     headers=_loggable_headers(scope),
+                    answer=_parse_json(b"".join(answer)),
                 )
             )
 

@@ -6,6 +6,8 @@ for a repo below L2 is answered 200 "ignored".
 
 from __future__ import annotations
 
+import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -15,6 +17,7 @@ import pytest
 from fastapi import FastAPI
 from starlette.applications import Starlette
 from starlette.routing import Mount
+from tests.asgi_cut import post_then_vanish
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import AUDIENCE, L1_REPO, L2_REPO, Relay, callback_body
 
@@ -215,4 +218,25 @@ async def test_a_mapped_buildkite_pipeline_reports_for_its_repo(
     response = await relay.post(callback_body("d-1"), token=_buildkite(buildkite))
 
     assert (response.status_code, response.json()) == (200, {"status": "accepted"})
+    assert relay.hud.writes == 1
+
+
+async def test_a_reporter_gone_mid_body_is_logged_at_info_and_writes_nothing(
+    relay: Relay, caplog: pytest.LogCaptureFixture
+) -> None:
+    await relay.dispatch("d-cut")
+    body = json.dumps(callback_body("d-cut")).encode()
+    app = FastAPI()
+    app.include_router(callback_router(relay.deps))
+    headers = {"authorization": f"Bearer {relay.token()}"}
+
+    with caplog.at_level(logging.INFO):
+        await post_then_vanish(app, "/github/callback", headers, body[:200], len(body))
+
+    assert relay.hud.writes == 0
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    cut = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert [(r.levelno, r.__dict__.get("delivery_id")) for r in cut] == [(logging.INFO, "d-cut")]
+    retried = await relay.post(body)
+    assert retried.json()["status"] == "accepted"
     assert relay.hud.writes == 1

@@ -217,7 +217,7 @@ async def test_a_queued_in_progress_never_overwrites_a_later_completed(relay: Re
     report = await relay.sweeper.sweep_once()
 
     assert (queued.status_code, done.status_code) == (202, 200)
-    assert report.handled[HUD_QUEUE] == {"done": 1}
+    assert report.handled[HUD_QUEUE] == {"skipped": 1}
     assert relay.hud.writes == 1
     assert relay.hud.only_row()["status"] == "completed"
 

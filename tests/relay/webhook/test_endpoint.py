@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
@@ -17,12 +18,15 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 from prometheus_client.parser import text_string_to_metric_families
+from tests.asgi_cut import post_then_vanish
 from tests.relay import callback_harness
 from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
 from crcr.app import create_app
 from crcr.relay.webhook.client_payload import GITHUB_CLIENT_PAYLOAD_LIMIT, encoded_size
+from crcr.relay.webhook.endpoint import webhook_router
 from crcr.relay.webhook.signature import sign_body
 from crcr.runtime import Runtime, open_runtime
 from crcr.sandbox.github_state import SandboxGitHub
@@ -407,3 +411,26 @@ async def test_unsigned_requests_with_invented_event_names_add_no_metric_series(
 async def test_ready_when_the_state_store_answers(relay: Relay) -> None:
     assert (await relay.client.get("/readyz")).json() == {"status": "ok"}
     assert (await relay.client.get("/healthz")).status_code == 200
+
+
+async def test_a_sender_gone_mid_body_is_logged_at_info_and_dispatches_nothing(
+    relay: Relay, sandbox: SandboxGitHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    body = json.dumps(fixture("pull_request_opened.json")).encode()
+    app = FastAPI()
+    app.include_router(webhook_router(lambda: relay.runtime.webhook))
+    headers = {
+        "X-GitHub-Event": "pull_request",
+        "X-GitHub-Delivery": "gone-mid-body",
+        "X-Hub-Signature-256": sign_body(SECRET.encode(), body),
+    }
+
+    with caplog.at_level(logging.INFO):
+        await post_then_vanish(app, "/github/webhook", headers, body[:1000], len(body))
+
+    assert dispatched_to(sandbox) == []
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
+    cut = [r for r in caplog.records if "went away" in r.getMessage()]
+    assert [(r.levelno, r.__dict__.get("delivery_id")) for r in cut] == [
+        (logging.INFO, "gone-mid-body")
+    ]

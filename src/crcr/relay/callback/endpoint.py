@@ -17,11 +17,10 @@ from typing import Any
 
 import orjson
 from fastapi import APIRouter
-from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from crcr.http_body import BodyTooLarge, header, read_capped_asgi_body
+from crcr.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
 from crcr.relay.callback.accept import (
@@ -129,9 +128,15 @@ async def handle_callback(
         outcome = "unavailable"
         status_code, body = 503, {"error": "state store unavailable, retry later"}
         headers = {"Retry-After": "5"}
-    except ClientDisconnect:
-        # The caller gave up (its own timeout); it will retry, and a repeat is idempotent.
-        log.warning("callback client disconnected before its body was read")
+    except BodyCut as cut:
+        # The caller gave up (its own timeout, a busy machine); nothing was written, it
+        # will retry, and a repeat is idempotent: not a fault of ours, so not a warning.
+        delivery_id = cut.delivery_id() or "unknown"
+        log.info(
+            "callback client went away before its body was read (delivery %s); nothing written",
+            delivery_id,
+            extra={"delivery_id": delivery_id},
+        )
         outcome = "disconnected"
         status_code, body = 400, {"error": "client disconnected"}
     except Exception:

@@ -12,13 +12,15 @@ import hashlib
 import inspect
 import logging
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
 import httpx
+import orjson
 
+from crcr.http_pools import ClientPools
 from crcr.relay.callback.metrics import HUD_FORWARDS
 from crcr.settings import Settings
 from crcr.stores.keys import encode
@@ -93,8 +95,20 @@ class InProcessHudTransport:
         return HudResponse(200)
 
 
+HUD_CONNECTIONS = 64
+"""Keep-alive connections to a HUD reached over HTTP, per relay process: one per
+concurrent callback up to what one worker serves at saturation (bench.hud_http, 64
+in flight), so a forward neither waits for a connection nor opens one (a TLS handshake)."""
+
+
 class HttpHudTransport:
-    """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry."""
+    """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry.
+
+    The transport owns its connections (`ClientPools`), apart from the relay's shared
+    client: at 64 concurrent forwards one large pool spent 44 % of the relay's time
+    choosing a connection, and closed and reopened connections beyond its keep-alive
+    limit (docs/benchmarks.md, "Callbacks to a HUD over HTTPS").
+    """
 
     wants_echoed_payload = True
 
@@ -102,19 +116,28 @@ class HttpHudTransport:
         self,
         url: str,
         token: str | None,
-        client: httpx.AsyncClient,
+        client: httpx.AsyncClient | ClientPools,
         *,
         attempts: int = 2,
         retry_delay: float = 0.2,
     ) -> None:
         self._url = url
-        self._headers = {HUD_TOKEN_HEADER: token} if token else {}
-        self._client = client
+        self._headers = {"content-type": "application/json"}
+        if token:
+            self._headers[HUD_TOKEN_HEADER] = token
+        self._pools = (
+            client if isinstance(client, ClientPools) else ClientPools([client], owned=False)
+        )
         self._attempts = attempts
         self._retry_delay = retry_delay
 
+    async def aclose(self) -> None:
+        """Close the transport's own connections."""
+        await self._pools.aclose()
+
     async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
         deadline = time.monotonic() + within
+        content = orjson.dumps(body)  # several times faster than httpx's json= for 26 KB
         problem = "no attempt made"
         for attempt in range(self._attempts):
             remaining = deadline - time.monotonic()
@@ -123,8 +146,8 @@ class HttpHudTransport:
             try:
                 # httpx's timeout covers each phase; this one bounds the whole exchange.
                 async with asyncio.timeout(remaining):
-                    response = await self._client.post(
-                        self._url, json=dict(body), headers=self._headers, timeout=remaining
+                    response = await self._pools.next().post(
+                        self._url, content=content, headers=self._headers, timeout=remaining
                     )
             except (httpx.TransportError, TimeoutError) as exc:
                 problem = f"{type(exc).__name__} talking to the HUD"
@@ -174,6 +197,13 @@ class HudForwarder:
         self.transport = transport
         self._store = store
         self._timeout = timeout
+        self.on_queued: Callable[[], None] | None = None  # the sweeper's `nudge`
+
+    async def aclose(self) -> None:
+        """Close the transport's connections, if it holds any."""
+        close = getattr(self.transport, "aclose", None)
+        if close is not None:
+            await close()
 
     async def try_send(
         self, body: Mapping[str, Any], *, within: float | None = None
@@ -223,20 +253,28 @@ class HudForwarder:
     ) -> bool:
         """Put a body in the durable retry queue; False if it is queued already."""
         payload = {"body": dict(body), "expect": dict(expect) if expect else None}
-        return await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+        queued = await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
+        if self.on_queued is not None:
+            self.on_queued()
+        return queued
 
 
 def forwarder_from_settings(
     settings: Settings,
     store: StateStore,
     *,
-    http: httpx.AsyncClient,
+    http: httpx.AsyncClient | None = None,
     ingestor: Ingestor | None = None,
 ) -> HudForwarder:
-    """Forward over HTTP when `CRCR_HUD_URL` is set, else to the in-process HUD."""
+    """Forward over HTTP when `CRCR_HUD_URL` is set, else to the in-process HUD.
+
+    Over HTTP the forwarder gets connections of its own unless `http` is lent (tests);
+    `HudForwarder.aclose` closes them.
+    """
     if settings.hud_url:
         token = settings.hud_token.get_secret_value() if settings.hud_token else None
-        transport: HudTransport = HttpHudTransport(settings.hud_url, token, http)
+        pools = http or ClientPools.keep_alive(HUD_CONNECTIONS, timeout=settings.hud_timeout)
+        transport: HudTransport = HttpHudTransport(settings.hud_url, token, pools)
     elif ingestor is not None:
         transport = InProcessHudTransport(ingestor)
     else:

@@ -31,7 +31,7 @@ def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandle
             )
             if stale:
                 HUD_FORWARDS.labels(result="stale").inc()
-                return HandlerResult.DONE
+                return HandlerResult.SKIPPED
         result = await forwarder.try_send(item.payload["body"])
         if result.delivery is Delivery.DELIVERED:
             HUD_FORWARDS.labels(result="retried").inc()

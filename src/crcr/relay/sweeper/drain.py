@@ -1,11 +1,20 @@
-"""Drain a retry queue: hand each ready item to its handler, then ack it or back it off."""
+"""Drain a retry queue: probe its far end, then hand ready items to its handler in parallel.
+
+Recovery after an outage (HUD or GitHub) is what this shapes. While the far end is
+down, a pass tries one item (the probe) and leaves the queue resting: the far end sees
+one request per rest, however many items wait, and the untried items keep their
+attempt counts (their backoff does not grow while nobody tried them). Once the probe
+goes through, the rest of the queue is sent at once, a bounded number at a time.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import random
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 
 from crcr.relay.callback.metrics import QUEUE_DEPTH, QUEUE_OLDEST_AGE
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
@@ -15,17 +24,24 @@ from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable
 
 log = logging.getLogger(__name__)
 
+PROBE_REST_CAP = 8.0
+"""Longest rest between probes of a far end that is down (seconds): what a recovered
+HUD or GitHub may wait before the queue notices (SPEC goal: all queued results on the
+HUD within 15 s of its recovery), against one request per rest to a far end still down."""
+
 
 @dataclass(frozen=True)
 class Backoff:
     """Exponential backoff with jitter: base * 2^attempts, capped, times 0.5-1.0.
 
-    The jitter spreads the retries of items that failed together (a HUD outage queues
-    many at once) so that they do not hit the HUD together when it comes back.
+    The jitter spreads the retries of items that failed together so that they do not
+    hit the far end together when it comes back. The cap is a minute: an item that
+    failed often (it was the probe of a long outage) is not left waiting a quarter of
+    an hour after its far end recovered.
     """
 
     base: float = 5.0
-    cap: float = 900.0
+    cap: float = 60.0
     random: Callable[[], float] = random.random
 
     def delay(self, attempts: int) -> float:
@@ -34,37 +50,100 @@ class Backoff:
         return float(ceiling * (0.5 + self.random() / 2))
 
 
-@dataclass(frozen=True)
+@dataclass
+class _Rest:
+    """A queue whose far end looked down at its last probe: when to probe again."""
+
+    until: float
+    failures: int
+
+
+@dataclass
 class QueueDrainer:
-    """Lease queued items in batches and settle each by what its handler made of it."""
+    """Lease queued items in batches and settle each by what its handler made of it.
+
+    `parallel` bounds the items of a queue handled at once (default 1, for queues whose
+    items must go out in order, such as check runs that supersede one another).
+    """
 
     store: StateStore
     backoff: Backoff
     lease_seconds: float
     batch_size: int
+    parallel: Mapping[str, int] = field(default_factory=dict)
+    clock: Callable[[], float] = time.monotonic
+    _resting: dict[str, _Rest] = field(default_factory=dict)
+
+    def resting(self, queue: str) -> bool:
+        """Whether `queue`'s far end looked down and its next probe is not due yet."""
+        rest = self._resting.get(queue)
+        return rest is not None and self.clock() < rest.until
 
     async def drain(
         self, queue: str, handler: QueueHandler, report: SweepReport, limit: PassLimit
     ) -> None:
-        """Handle every item of `queue` that is ready now, one leased batch at a time.
+        """Probe one item at a time until one goes through, then send the rest in parallel.
 
-        Items leased but left when `limit` says stop stay leased: they are handed out
-        again when their lease ends, and count no attempt.
+        An item its handler skipped (superseded) says nothing of the far end, so the
+        probing goes on. The first item that must be retried ends the pass for the
+        queue and rests it; items already being sent finish. Items are leased one at
+        a time, when there is a slot and `limit` allows more: what a pass leaves is
+        free for the next pass or another sweeper at once.
         """
-        seen: set[str] = set()
+        if self.resting(queue):
+            return
         while True:
-            items = await self.store.lease(
-                queue, lease_seconds=self.lease_seconds, limit=self.batch_size
-            )
-            fresh = [item for item in items if item.item_id not in seen]
-            for item in fresh:
-                if not await limit.allows_more():
-                    return
-                seen.add(item.item_id)
+            probe = await limit.allows_more() and await self._lease_one(queue)
+            if not probe:
+                return
+            result = await self._handle(queue, handler, probe)
+            report.count(queue, result)
+            if result is HandlerResult.RETRY:
+                self._rest(queue, report)
+                return
+            if result is not HandlerResult.SKIPPED:
+                break
+        if self._resting.pop(queue, None) is not None:
+            log.info("%s queue: its far end answers again; sending what waited", queue)
+        await self._drain_parallel(queue, handler, report, limit)
+
+    async def _drain_parallel(
+        self, queue: str, handler: QueueHandler, report: SweepReport, limit: PassLimit
+    ) -> None:
+        slots = asyncio.Semaphore(max(1, self.parallel.get(queue, 1)))
+        failed = asyncio.Event()
+
+        async def settle(item: LeasedItem) -> None:
+            try:
                 result = await self._handle(queue, handler, item)
                 report.count(queue, result)
-            if len(items) < self.batch_size or not fresh:
-                return
+                if result is HandlerResult.RETRY:
+                    failed.set()
+            finally:
+                slots.release()
+
+        async with asyncio.TaskGroup() as sending:
+            while True:
+                await slots.acquire()
+                go_on = not failed.is_set() and await limit.allows_more()
+                item = go_on and await self._lease_one(queue)
+                if not item:
+                    slots.release()
+                    break
+                sending.create_task(settle(item))
+        if failed.is_set():
+            self._rest(queue, report)
+
+    async def _lease_one(self, queue: str) -> LeasedItem | None:
+        items = await self.store.lease(queue, lease_seconds=self.lease_seconds, limit=1)
+        return items[0] if items else None
+
+    def _rest(self, queue: str, report: SweepReport) -> None:
+        """Leave `queue` alone for a while: its far end looks down."""
+        failures = self._resting[queue].failures + 1 if queue in self._resting else 1
+        rest = min(PROBE_REST_CAP, self.backoff.delay(failures - 1))
+        self._resting[queue] = _Rest(self.clock() + rest, failures)
+        report.resting.append(queue)
 
     async def _handle(self, queue: str, handler: QueueHandler, item: LeasedItem) -> HandlerResult:
         try:
@@ -81,9 +160,12 @@ class QueueDrainer:
             await self.store.ack(queue, item.item_id, item.lease_token)
         return result
 
-    async def export_queue_gauges(self, queues: Iterable[str]) -> None:
-        """Publish depth and oldest age of every queue for `/metrics`."""
+    async def export_queue_gauges(self, queues: Iterable[str]) -> int:
+        """Publish depth and oldest age of every queue for `/metrics`; the total depth."""
+        total = 0
         for queue in queues:
             stats = await self.store.queue_stats(queue)
             QUEUE_DEPTH.labels(queue=queue).set(stats.depth)
             QUEUE_OLDEST_AGE.labels(queue=queue).set(stats.oldest_age_seconds)
+            total += stats.depth
+        return total

@@ -18,6 +18,7 @@ class HandlerResult(StrEnum):
     DONE = "done"  # acknowledged: delivered, or no longer needed
     RETRY = "retry"  # released with backoff
     DROP = "drop"  # acknowledged and logged: retrying can never succeed
+    SKIPPED = "skipped"  # acknowledged unsent (superseded): says nothing of the far end
 
 
 QueueHandler = Callable[[LeasedItem], Awaitable[HandlerResult]]

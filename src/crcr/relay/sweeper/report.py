@@ -16,6 +16,8 @@ class SweepReport:
     jobs_failed: int = 0
     handled: dict[str, dict[str, int]] = field(default_factory=dict)
     cut_short: str | None = None  # why work was left for the next pass, if it was
+    resting: list[str] = field(default_factory=list)  # queues whose probe failed
+    waiting: int = 0  # items left in the queues after the pass
 
     def count(self, queue: str, result: HandlerResult) -> None:
         """Count one handled item."""

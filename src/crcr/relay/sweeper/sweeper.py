@@ -30,6 +30,11 @@ from crcr.stores.state import StateStore, StateStoreUnavailable
 log = logging.getLogger(__name__)
 
 LOCK_NAME = "sweeper"
+HUD_PARALLEL = 16  # queued HUD bodies sent at once after an outage (order does not matter)
+BUSY_INTERVAL = 2.0
+"""Seconds between passes while items wait in a queue (the queues' own backoff and
+probe rests keep that from hammering a far end that is down): a recovered HUD or GitHub
+gets what waited within seconds, not a full `interval` later."""
 
 
 class Sweeper:
@@ -58,6 +63,7 @@ class Sweeper:
         lease_seconds: float = 120.0,
         batch_size: int = 50,
         hook_budget: float = 10.0,
+        parallel: Mapping[str, int] | None = None,
     ) -> None:
         self._store = store
         self.queue_handlers: dict[str, QueueHandler] = {
@@ -65,6 +71,7 @@ class Sweeper:
             **(queue_handlers or {}),
         }
         self.instance_id = instance_id or uuid.uuid4().hex
+        self._nudged = False
         self._clock = clock
         self._lease_seconds = lease_seconds
         self.extra_steps = list(extra_steps)
@@ -77,7 +84,13 @@ class Sweeper:
             batch_size,
             hook_budget,
         )
-        self._drainer = QueueDrainer(store, backoff or Backoff(), lease_seconds, batch_size)
+        self._drainer = QueueDrainer(
+            store,
+            backoff or Backoff(),
+            lease_seconds,
+            batch_size,
+            parallel={HUD_QUEUE: HUD_PARALLEL, **(parallel or {})},
+        )
 
     async def sweep_once(self) -> SweepReport:
         """One pass without the leader lock (`crcr sweep`), within half a lease."""
@@ -110,7 +123,7 @@ class Sweeper:
                 raise
             except Exception:
                 log.exception("sweeper step %s failed", getattr(step, "__qualname__", step))
-        await self.export_queue_gauges()
+        report.waiting = await self._drainer.export_queue_gauges(self.queue_handlers)
         report.cut_short = limit.cut_short
         if report.cut_short is not None:
             log.info(
@@ -118,28 +131,53 @@ class Sweeper:
             )
         return report
 
-    async def export_queue_gauges(self) -> None:
-        """Publish depth and oldest age of every queue for `/metrics`."""
-        await self._drainer.export_queue_gauges(self.queue_handlers)
+    def nudge(self) -> None:
+        """Say that an item was queued: the next pass comes within `busy_interval`.
 
-    async def run(self, stop: asyncio.Event, *, interval: float = 15.0) -> None:
-        """Sweep every `interval` seconds while this instance holds the leader lock.
+        The forwarder calls it when it queues a HUD body, so that the first failed
+        write of an outage puts the sweeper on its short schedule at once.
+        """
+        self._nudged = True
+
+    async def _pause(self, stop: asyncio.Event, wait: float, busy_interval: float) -> None:
+        """Wait `wait` seconds, or less once nudged (checked every `busy_interval`)."""
+        until = time.monotonic() + wait
+        self._nudged = False
+        while not stop.is_set() and not self._nudged:
+            left = until - time.monotonic()
+            if left <= 0:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), timeout=min(left, busy_interval))
+
+    async def export_queue_gauges(self) -> int:
+        """Publish depth and oldest age of every queue for `/metrics`; the total depth."""
+        return await self._drainer.export_queue_gauges(self.queue_handlers)
+
+    async def run(
+        self, stop: asyncio.Event, *, interval: float = 15.0, busy_interval: float = BUSY_INTERVAL
+    ) -> None:
+        """Sweep every `interval` seconds (`busy_interval` while items wait) while this
+        instance holds the leader lock.
 
         An instance that does not lead still refreshes its queue gauges each interval.
         """
         try:
             while not stop.is_set():
+                wait = interval
                 try:
-                    if await self.sweep_as_leader(interval * 4) is None:
+                    report = await self.sweep_as_leader(interval * 4)
+                    if report is None:
                         # A scrape of /metrics reaches any worker or instance, not just
                         # the leader: each keeps its own gauges of the shared queues.
                         await self.export_queue_gauges()
+                    elif report.waiting:
+                        wait = min(interval, busy_interval)
                 except StateStoreUnavailable as exc:
                     log.warning("sweeper: state store unavailable: %s", exc)
                 except Exception:
                     log.exception("sweeper pass failed")
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=interval)
+                await self._pause(stop, wait, busy_interval)
         finally:
             with contextlib.suppress(StateStoreUnavailable):
                 await self._store.release_lock(LOCK_NAME, self.instance_id)

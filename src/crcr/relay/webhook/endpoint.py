@@ -11,7 +11,7 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from crcr.http_body import BodyTooLarge, read_capped_stream
+from crcr.http_body import BodyCut, BodyTooLarge, read_capped_stream
 from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
@@ -70,6 +70,14 @@ def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
         delivery_id = request.headers.get("x-github-delivery", "")
         try:
             response = await _handle(deps(), request, event, delivery_id)
+        except BodyCut:
+            # GitHub (or a proxy) gave up mid-body; it redelivers, and nothing was written.
+            log.info(
+                "webhook client went away before its body was read (delivery %s); nothing written",
+                delivery_id,
+                extra={"delivery_id": delivery_id},
+            )
+            response = _answer(400, event, "disconnected", error="client disconnected")
         except StateStoreUnavailable as exc:
             log.error("state store unavailable: %s", exc, extra={"delivery_id": delivery_id})
             error = "state store unavailable, retry later"

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crcr.github.client import GitHubClient, RerunOutcome
-from crcr.github.errors import GitHubError
+from crcr.github.errors import GitHubError, GitHubNotFound
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.checks.check_runs import DownstreamRun, downstream_run_of
 
@@ -86,6 +86,10 @@ class Rerunner:
                 listed = await self._github.list_check_runs_in_suite(
                     self._upstream, suite_id, max_retries=self._max_retries
                 )
+            except GitHubNotFound:
+                # A suite GitHub does not know (deleted, or not ours): nothing to re-run,
+                # and a redelivery would not change that.
+                return 200, {"ignored": True, "reason": f"check suite {suite_id} not found"}
             except GitHubError as exc:
                 return 502, {"ok": False, "error": f"listing check suite {suite_id}: {exc}"}
             runs = runs_of_check_runs(listed)

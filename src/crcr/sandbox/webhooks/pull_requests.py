@@ -163,6 +163,9 @@ def pull_request_event(
     if action == "synchronize":
         payload["before"] = before or fake_sha(f"{repo}#{number}:previous")
         payload["after"] = head_sha
+    if action == "edited":
+        # Required by GitHub's schema: what the edit changed (here, the title).
+        payload["changes"] = {"title": {"from": f"{pull_request['title']} (draft)"}}
     payload["pull_request"] = pull_request
     if action in ("labeled", "unlabeled") and label_name:
         payload["label"] = label(repo, label_name)
