@@ -205,7 +205,8 @@ def relay_settings(
         oidc_issuers=[{"issuer": ISSUER_URL, "kind": "github"}],
         oidc_audience=AUDIENCE,
         data_dir=tmp_path / "data",
-        github_timeout=0.5,
+        # Well above the 0.3 s latency some scenarios inject, on a loaded machine too.
+        github_timeout=2.0,
         rate_limit_per_min=10_000,
     )
 
