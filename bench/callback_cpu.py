@@ -24,7 +24,7 @@ from typing import Any
 
 import uvloop
 
-from bench.callback_load import bench_repos, callback_body, job
+from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
 from bench.callbacks import DEFAULT_REDIS_URL, relay_world
 from crcr.app import create_app
 from crcr.gc_tuning import freeze_what_exists, tune_for_serving
@@ -76,9 +76,9 @@ async def post(app: Any, token: str, body: bytes) -> tuple[int, bytes]:
 async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
     repos = bench_repos(args.repos)
     requests = [
-        (tokens[work.repo][n % len(tokens[work.repo])], callback_body(work, status))
+        (tokens[work.repo][int(work.run_id) - FIRST_RUN_ID], callback_body(work, status))
         for n in range(args.callbacks // 2)
-        for work in [job(n, repos, args.deliveries)]
+        for work in [job(n, repos, args.deliveries, args.tokens_per_repo)]
         for status in ("in_progress", "completed")
     ]
     app = create_app(load_settings(), background=False, started=freeze_what_exists)
@@ -110,6 +110,9 @@ def main() -> None:
     parser.add_argument("--tokens-per-repo", type=int, default=10)
     parser.add_argument("--rate-limit", type=int, default=1_000_000)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument(
+        "--relay-env", action="append", default=[], help="KEY=VALUE for the relay's environment"
+    )
     args = parser.parse_args()
     with relay_world(args) as world:
         os.environ.update(world.env)

@@ -62,15 +62,25 @@ class Job:
     run_id: str
 
 
-def job(n: int, repos: list[str], deliveries: int) -> Job:
-    """The `n`th job of the workload."""
+def job(n: int, repos: list[str], deliveries: int, runs: int = 10) -> Job:
+    """The `n`th job of the workload.
+
+    A repo's jobs share `runs` run ids, one per token minted for it: the relay ties a
+    callback's `run_id` to its token's, as one run's jobs share one run id on GitHub.
+    The job name keeps every job distinct.
+    """
     repo_count = len(repos)
     return Job(
         repo=repos[n % repo_count],
         delivery=(n // repo_count) % deliveries,
         job_name=f"test-shard-{n // (repo_count * deliveries)}",
-        run_id=str(FIRST_RUN_ID + n),
+        run_id=run_id(n // repo_count % runs),
     )
+
+
+def run_id(index: int) -> str:
+    """The run id of a repo's `index`th run (and of its `index`th token)."""
+    return str(FIRST_RUN_ID + index)
 
 
 @cache
@@ -152,19 +162,17 @@ class Generator:
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.repos = bench_repos(plan.repos)
+        self.runs = len(next(iter(plan.tokens.values())))
         self.next_job = plan.first_job
         self.latencies: list[float] = []
         self.answered_at: list[float] = []  # seconds into the run, as each answer arrived
         self.statuses: Counter[str] = Counter()
         self.failures: list[str] = []
-        self.token_turn: Counter[str] = Counter()
         self.started = 0.0
         self.slot = 0
 
-    def _head(self, repo: str, length: int) -> bytes:
-        tokens = self.plan.tokens[repo]
-        token = tokens[self.token_turn[repo] % len(tokens)]
-        self.token_turn[repo] += 1
+    def _head(self, work: Job, length: int) -> bytes:
+        token = self.plan.tokens[work.repo][int(work.run_id) - FIRST_RUN_ID]
         return (
             f"POST /github/callback HTTP/1.1\r\nHost: {self.plan.host}:{self.plan.port}\r\n"
             f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
@@ -175,14 +183,14 @@ class Generator:
         connection: Connection | None = None
         try:
             while time.perf_counter() < deadline:
-                work = job(self.next_job, self.repos, self.plan.deliveries)
+                work = job(self.next_job, self.repos, self.plan.deliveries, self.runs)
                 self.next_job += 1
                 for status in ("in_progress", "completed"):
                     body = callback_body(work, status)
                     started = await self._turn()
                     if connection is None:
                         connection = await self._connect()
-                    code, answer = await connection.post(self._head(work.repo, len(body)), body)
+                    code, answer = await connection.post(self._head(work, len(body)), body)
                     if self.plan.fresh_connections:
                         connection.writer.close()
                         connection = None

@@ -41,7 +41,7 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id
+from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id, run_id
 from bench.serving import serve_in_thread
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
@@ -200,8 +200,8 @@ def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
         expires = int(time.time()) + TOKEN_LIFETIME
         tokens = {
             repo: [
-                issuer.mint_actions_token(repo, audience=AUDIENCE, exp=expires)
-                for _ in range(args.tokens_per_repo)
+                issuer.mint_actions_token(repo, audience=AUDIENCE, exp=expires, run_id=run_id(k))
+                for k in range(args.tokens_per_repo)
             ]
             for repo in repos
         }
