@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import inspect
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping
@@ -19,12 +18,11 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 import httpx
-import orjson
 
 from crcr.http_pools import ClientPools
 from crcr.relay.callback.metrics import HUD_FORWARDS
 from crcr.settings import Settings
-from crcr.stores.keys import encode
+from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.state import StateStore
 
 log = logging.getLogger(__name__)
@@ -138,7 +136,7 @@ class HttpHudTransport:
 
     async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
         deadline = time.monotonic() + within
-        content = _encoded(body)
+        content = encode_bytes(body)  # orjson: several times faster than httpx's json=
         problem = "no attempt made"
         for attempt in range(self._attempts):
             remaining = deadline - time.monotonic()
@@ -160,19 +158,6 @@ class HttpHudTransport:
             if attempt + 1 < self._attempts and deadline - time.monotonic() > delay:
                 await asyncio.sleep(delay)
         raise HudUnreachable(problem)
-
-
-def _encoded(body: Mapping[str, Any]) -> bytes:
-    """The body as JSON: orjson (several times faster than httpx's `json=` for 26 KB) when it can.
-
-    orjson writes at most 254 levels of nesting, while the callback parser accepts up to
-    `json_body.MAX_DEPTH`: a body nested between the two goes out through the standard
-    encoder instead of failing after it was accepted.
-    """
-    try:
-        return orjson.dumps(body)
-    except TypeError:
-        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def _short(text: str) -> str:
