@@ -69,12 +69,14 @@ def _register_component_commands() -> None:
     from crcr.relay.allowlist import cli as allowlist_cli
     from crcr.relay.levels.cli import add_sync_command
     from crcr.relay.sweeper import cli as sweep_cli
+    from crcr.relay.webhook import cli as dispatch_cli
     from crcr.reporter import cli as reporter_cli
     from crcr.sandbox import cli as sandbox_cli
 
     components = (
         allowlist_cli,
         sweep_cli,
+        dispatch_cli,
         hud_cli,
         levels_cli,
         reporter_cli,

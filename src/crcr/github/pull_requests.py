@@ -1,7 +1,8 @@
 """The GitHub calls that propose a file change as a pull request: refs, contents, pulls, labels.
 
-Used by `crcr levels sync` (SPEC §10.1). Branches are written through the contents API
-(one commit per change, no local git needed); the branch is created from the base
+Used by `crcr levels sync` (SPEC §10.1), and `crcr dispatch --pr` reads a pull request
+(SPEC §12). Branches are written through the contents API (one commit per change, no
+local git needed); the branch is created from the base
 branch's head through the git data API, and deleted the same way.
 """
 
@@ -89,6 +90,11 @@ class PullRequests:
         return str(written["commit"]["sha"])
 
     # --- pull requests ---------------------------------------------------------------
+    async def get_pull(self, number: int) -> dict[str, Any]:
+        """One pull request (head SHA, labels, state); `GitHubNotFound` when there is none."""
+        found: dict[str, Any] = await self._call("GET", f"/pulls/{int(number)}")
+        return found
+
     async def open_pulls(self) -> list[dict[str, Any]]:
         """Every open pull request of the repository (all pages)."""
         return await self._github.repo_pages(self.repo, "/pulls", {"state": "open"})
