@@ -23,6 +23,7 @@ from crcr.sandbox.github_model import (
     Rerun,
     WorkflowRun,
 )
+from crcr.sandbox.github_pulls import label_json
 
 DispatchListener = Callable[[Dispatch], None]
 
@@ -118,6 +119,42 @@ class SandboxGitHub:
         with self.lock:
             repo.commits[commit_sha] = {"message": message, "timestamp": self.clock()}
         return commit_sha
+
+    def add_pull(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        head_sha: str,
+        head: str = "feature",
+        base: str = "main",
+        labels: tuple[str, ...] = (),
+        title: str = "A change",
+    ) -> None:
+        """Open pull request `number` whose head is commit `head_sha` (from a fork's branch)."""
+        repo = self.add_repo(full_name)
+        self.add_commit(full_name, head_sha)
+        with self.lock:
+            now = self.clock()
+            repo.pulls[number] = {
+                "id": self.next_id(),
+                "number": number,
+                "state": "open",
+                "title": title,
+                "body": None,
+                "head": head,
+                "head_sha": head_sha.lower(),
+                "base": base,
+                "labels": [
+                    label_json(repo, name, self.next_id(), "https://api.github.com")
+                    for name in labels
+                ],
+                "user": {"login": "contributor", "type": "User"},
+                "created_at": now,
+                "updated_at": now,
+                "closed_at": None,
+            }
+            repo.last_number = max(repo.last_number, number)
 
     def add_workflow_run(
         self,
