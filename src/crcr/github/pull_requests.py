@@ -1,9 +1,9 @@
 """The GitHub calls that propose a file change as a pull request: refs, contents, pulls, labels.
 
-Used by `crcr levels sync` (SPEC §10.1), and `crcr dispatch --pr` reads a pull request
+Used by `crcr levels sync` (SPEC §10.1); `crcr dispatch --pr` reads a pull request
 (SPEC §12). Branches are written through the contents API (one commit per change, no
-local git needed); the branch is created from the base
-branch's head through the git data API, and deleted the same way.
+local git needed); the branch is created from the base branch's head through the git
+data API, and deleted the same way.
 """
 
 from __future__ import annotations

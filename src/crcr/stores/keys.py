@@ -128,6 +128,9 @@ class RedisKeys:
     def summaries(self, head_sha: str, repo: str) -> str:
         return self._tagged("summaries", head_sha, repo)
 
+    def lease_claim(self, name: str, key: str) -> str:
+        return self._tagged("lease-claim", name, key)
+
     def lock(self, name: str) -> str:
         return self._tagged("lock", name)
 

@@ -54,6 +54,17 @@ class LeasedItem:
 
 
 @dataclass(frozen=True)
+class LeaseClaim:
+    """Outcome of `claim_lease`: whether the caller holds the claim, and any value settled.
+
+    `held` and `value` are never both set: once a value is settled, nobody claims again.
+    """
+
+    held: bool
+    value: str | None = None
+
+
+@dataclass(frozen=True)
 class QueueStats:
     """Depth and age of a retry queue, for `/metrics`."""
 
@@ -254,6 +265,31 @@ class StateStore(Protocol):
 
     async def demotions(self) -> dict[str, dict[str, Any]]:
         """Every current demotion by repo (lower-cased), without expiry: they end explicitly."""
+
+    # --- claims with a lease: do a thing once, across workers (SPEC §7 oncall) --
+    async def claim_lease(
+        self, name: str, key: str, owner: str, *, lease: float, ttl: int
+    ) -> LeaseClaim:
+        """Claim the right to do (name, key) once, e.g. post a PR comment, atomically.
+
+        A value settled already: `LeaseClaim(False, value)`, nothing changes. No holder,
+        an expired lease, or `owner`'s own: `owner` holds it for `lease` seconds,
+        `LeaseClaim(True)`. Another owner's live lease: `LeaseClaim(False)`. The record
+        lives `ttl` seconds; a holder that dies is replaced when its lease ends.
+        """
+
+    async def settle_lease(
+        self, name: str, key: str, owner: str, value: str | None, ttl: int
+    ) -> str | None:
+        """Record `value` (non-empty) for (name, key) unless one is recorded; return it.
+
+        The first value settled wins and is returned (a holder whose lease ran out can
+        tell that another did the thing too). `value=None` gives up `owner`'s hold
+        without a value, so the next claim need not wait for the lease to end.
+        """
+
+    async def leased_value(self, name: str, key: str) -> str | None:
+        """The value settled for (name, key), or None; claims nothing."""
 
     # --- leader lock (one sweeper across instances) ---------------------------
     async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:

@@ -235,3 +235,36 @@ for k, v in pairs(cjson.decode(ARGV[2])) do record[k] = v end
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(record))
 return 1
 """
+
+# KEYS[1] claim hash (owner, until µs, value). ARGV: owner, lease_us, ttl_ms.
+# Returns {held, settled value or ''}.
+CLAIM_LEASE = (
+    """
+local value = redis.call('HGET', KEYS[1], 'value')
+if value then return {0, value} end
+"""
+    + _NOW
+    + """
+local holder = redis.call('HGET', KEYS[1], 'owner')
+local held_until = tonumber(redis.call('HGET', KEYS[1], 'until') or '0')
+if holder and holder ~= ARGV[1] and held_until > now then return {0, ''} end
+redis.call('HSET', KEYS[1], 'owner', ARGV[1], 'until', string.format('%d', now + tonumber(ARGV[2])))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return {1, ''}
+"""
+)
+
+# KEYS[1] claim hash. ARGV: owner, value ('' gives up the hold), ttl_ms.
+# Returns the value settled ('' when none).
+SETTLE_LEASE = """
+local value = redis.call('HGET', KEYS[1], 'value')
+if value then return value end
+if ARGV[2] == '' then
+  if redis.call('HGET', KEYS[1], 'owner') == ARGV[1] then redis.call('DEL', KEYS[1]) end
+  return ''
+end
+redis.call('DEL', KEYS[1])
+redis.call('HSET', KEYS[1], 'value', ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return ARGV[2]
+"""

@@ -7,6 +7,7 @@ from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.demotions import RedisDemotions
 from crcr.stores.redis.dispatches import RedisDispatches
 from crcr.stores.redis.jobs import RedisJobs
+from crcr.stores.redis.lease_claims import RedisLeaseClaims
 from crcr.stores.redis.lock import RedisLock
 from crcr.stores.redis.queues import RedisQueues
 from crcr.stores.redis.rate_limit import RedisRateLimit
@@ -20,6 +21,7 @@ class RedisStateStore(
     RedisQueues,
     RedisDeadlines,
     RedisLock,
+    RedisLeaseClaims,
     RedisDemotions,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.

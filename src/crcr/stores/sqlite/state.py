@@ -7,6 +7,7 @@ from crcr.stores.sqlite.deadlines import SqliteDeadlines
 from crcr.stores.sqlite.demotions import SqliteDemotions
 from crcr.stores.sqlite.dispatches import SqliteDispatches
 from crcr.stores.sqlite.jobs import SqliteJobs
+from crcr.stores.sqlite.lease_claims import SqliteLeaseClaims
 from crcr.stores.sqlite.lock import SqliteLock
 from crcr.stores.sqlite.queues import SqliteQueues
 from crcr.stores.sqlite.rate_limit import SqliteRateLimit
@@ -20,6 +21,7 @@ class SqliteStateStore(
     SqliteQueues,
     SqliteDeadlines,
     SqliteLock,
+    SqliteLeaseClaims,
     SqliteDemotions,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
