@@ -1,17 +1,24 @@
 """Tell a backend's oncalls that its L3/L4 checks fail on a PR: one comment, kept current.
 
-One comment per (pull request, downstream repo), found again by a hidden marker and
-edited in place. GitHub notifies the people an issue comment mentions when it is
-created, not when it is edited, so the oncalls hear about a PR once however many of
-its jobs fail afterwards.
+One comment per (pull request, downstream repo), edited in place as jobs fail and
+recover: the table lists the jobs failing on the newest commit reported, and once none
+fail it says so, with when. GitHub notifies the people an issue comment mentions when
+it is created, not when it is edited, so the oncalls hear about a PR once however many
+of its jobs fail afterwards.
 
-Comment work runs only from the "oncall" queue, which one sweeper drains one item at a
-time: two failing jobs of a matrix can never both find no comment and create two.
+Exactly one comment, however many sweepers and instances handle the "oncall" queue at
+once, even the same item: the first comment is claimed in the state store before it is
+posted (`claim_lease`), and its id settled there once posted; every other worker waits
+for the id and edits that comment. A claimant that dies between claiming and settling
+is replaced when its lease ends, and its successor first looks for a comment already
+posted, by its hidden marker, before posting one.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +26,7 @@ from typing import Any
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, JobReport
+from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, JobReport
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
 from crcr.relay.sweeper.handlers import HandlerResult
 from crcr.stores.state import LeasedItem, StateStore
@@ -27,6 +34,12 @@ from crcr.stores.state import LeasedItem, StateStore
 log = logging.getLogger(__name__)
 
 ONCALL_QUEUE = "oncall"
+COMMENT_CLAIMS = "oncall-comment"
+"""`claim_lease` name: (upstream PR, downstream repo) → the id of its one comment."""
+CLAIM_LEASE = 120.0
+"""Seconds a worker holds the right to post the first comment: far beyond one GitHub
+call with its retries, so a live holder is never replaced, and a dead one within two
+minutes (the sweeper's own lease on queue items)."""
 
 
 def oncall_marker(repo: str) -> str:
@@ -92,8 +105,29 @@ def render_comment(
         run = link(f"run {run_id_text(job.run_id)}", job.run_url)
         # The conclusion is one of FAILING_CONCLUSIONS (`failing_jobs` keeps no other).
         lines.append(f"| {code(job.check_name)} | {job.conclusion} | {run} |")
-    lines += ["", "_This comment is updated in place when more jobs fail._"]
+    lines += ["", "_This comment is updated in place as jobs fail and recover._"]
     return "\n".join(lines)
+
+
+def render_recovered(repo: str, head_sha: str, at: float) -> str:
+    """The comment once no job fails any more: says so, and since when (UTC)."""
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(at))
+    return "\n".join(
+        [
+            oncall_marker(repo),
+            f"### crcr: {code(repo)} checks pass again",
+            "",
+            f"No job of {code(repo)} fails on this pull request any more "
+            f"(commit {commit_text(head_sha)}, as of {when}).",
+            "",
+            "_This comment is updated in place as jobs fail and recover._",
+        ]
+    )
+
+
+def comment_key(upstream: str, number: int, repo: str) -> str:
+    """The claim of one (upstream PR, downstream repo) comment."""
+    return f"{upstream.lower()}#{int(number)}:{repo.lower()}"
 
 
 def find_comment(comments: Iterable[Mapping[str, Any]], repo: str) -> Mapping[str, Any] | None:
@@ -121,12 +155,16 @@ class OncallNotifier:
         upstream_repo: str,
         *,
         max_retries: int = 1,
+        ttl: int = 259_200,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._github = github
         self._allowlist = allowlist
         self._upstream = upstream_repo
         self._max_retries = max_retries
+        self._ttl = ttl
+        self._clock = clock
 
     async def notify(self, report: JobReport, summary_repo: str, cause: str) -> None:
         """Queue a comment update for the failing `report` (`cause`: its check item id).
@@ -134,9 +172,31 @@ class OncallNotifier:
         One item per failing check run, so an update that is in flight never swallows
         a newer failure; each item renders every failing job there is by then.
         """
-        if report.pr_number is None:
+        if report.pr_number is not None:
+            await self._queue(report, summary_repo, cause, recovered=False)
+
+    async def recovered(self, report: JobReport, summary_repo: str, cause: str) -> None:
+        """Queue a comment update for a finished job that did not fail, if it can matter.
+
+        It matters when the PR has a comment (its table may shrink, or turn green) or
+        when a job of this commit failed (a first comment may be being posted right
+        now); otherwise, the usual case, nothing is queued. Such an item edits the
+        comment and never posts the first one: only a failure tells the oncalls.
+        """
+        if report.pr_number is None or report.state not in TERMINAL_STATES:
             return
+        key = comment_key(self._upstream, report.pr_number, summary_repo)
+        if await self._store.leased_value(COMMENT_CLAIMS, key) is None:
+            summaries = await self._store.job_summaries(report.head_sha, summary_repo)
+            if not any(s.get("conclusion") in FAILING_CONCLUSIONS for s in summaries.values()):
+                return
+        await self._queue(report, summary_repo, cause, recovered=True)
+
+    async def _queue(
+        self, report: JobReport, summary_repo: str, cause: str, *, recovered: bool
+    ) -> None:
         payload = {
+            "recovered": recovered,
             "repo": summary_repo,
             "head_sha": report.head_sha,
             "pr_number": report.pr_number,
@@ -146,39 +206,87 @@ class OncallNotifier:
         await self._store.enqueue(ONCALL_QUEUE, f"oncall:{cause}", payload)
 
     async def handle_item(self, item: LeasedItem) -> HandlerResult:
-        """Create or update the comment for one queued failure."""
+        """Bring the comment for one queued job up to date; safe on any number of workers."""
         payload = item.payload
         repo, head_sha = str(payload["repo"]), str(payload["head_sha"])
+        number = int(payload["pr_number"])
         oncalls = (await self._allowlist()).oncalls(repo)
         if not oncalls:
             return HandlerResult.DONE
         summaries = await self._store.job_summaries(head_sha, repo)
-        # The failure that queued this item counts even if a late in_progress summary
-        # overwrote its own in the meantime.
+        # The job that queued this item counts as it finished even if a late in_progress
+        # summary overwrote its own in the meantime.
         summaries[str(payload["job_key"])] = dict(payload["summary"])
         jobs = failing_jobs(summaries)
-        if not jobs:
-            return HandlerResult.DONE
-        body = render_comment(repo, oncalls, head_sha, jobs)
-        number = int(payload["pr_number"])
+        if jobs:
+            body = render_comment(repo, oncalls, head_sha, jobs)
+        else:
+            body = render_recovered(repo, head_sha, self._clock())
+        key = comment_key(self._upstream, number, repo)
+        owner = uuid.uuid4().hex  # this attempt's alone, whoever else holds the item
+        claim = await self._store.claim_lease(
+            COMMENT_CLAIMS, key, owner, lease=CLAIM_LEASE, ttl=self._ttl
+        )
         try:
-            await self._write(number, repo, body)
+            if claim.value is not None:
+                await self._edit(number, int(claim.value), body)
+            elif not claim.held:
+                return HandlerResult.RETRY  # another worker is posting the first comment
+            elif not jobs or payload.get("recovered"):
+                # Nothing to tell the oncalls (no comment, so nobody was told of failures).
+                await self._store.settle_lease(COMMENT_CLAIMS, key, owner, None, self._ttl)
+            else:
+                await self._post_first(key, owner, number, repo, body)
         except (GitHubNotFound, GitHubUnprocessable) as exc:
             log.error("oncall comment on %s#%s refused: %s", self._upstream, number, exc)
             return HandlerResult.DROP
         return HandlerResult.DONE
 
-    async def _write(self, number: int, repo: str, body: str) -> None:
-        retries = self._max_retries
-        comments = await self._github.list_issue_comments(
-            self._upstream, number, max_retries=retries
-        )
-        existing = find_comment(comments, repo)
-        if existing is None:
-            await self._github.create_issue_comment(
-                self._upstream, number, body, max_retries=retries
-            )
-        elif existing.get("body") != body:
+    async def _edit(self, number: int, comment_id: int, body: str) -> None:
+        """Replace our comment's body; one someone deleted is not posted again."""
+        try:
             await self._github.update_issue_comment(
-                self._upstream, int(existing["id"]), body, max_retries=retries
+                self._upstream, comment_id, body, max_retries=self._max_retries
+            )
+        except GitHubNotFound:
+            log.info(
+                "oncall comment %s on %s#%s was deleted; not posting it again",
+                comment_id,
+                self._upstream,
+                number,
+            )
+
+    async def _post_first(self, key: str, owner: str, number: int, repo: str, body: str) -> None:
+        """As the claim's holder: find a comment a dead holder posted, or post one; settle."""
+        retries = self._max_retries
+        try:
+            comments = await self._github.list_issue_comments(
+                self._upstream, number, max_retries=retries
+            )
+            existing = find_comment(comments, repo)
+            if existing is None:
+                created = await self._github.create_issue_comment(
+                    self._upstream, number, body, max_retries=retries
+                )
+                comment_id = int(created["id"])
+            else:
+                comment_id = int(existing["id"])
+                if existing.get("body") != body:
+                    await self._edit(number, comment_id, body)
+        except BaseException:
+            # Nothing was settled: let the retry (or another worker) claim at once.
+            await self._store.settle_lease(COMMENT_CLAIMS, key, owner, None, self._ttl)
+            raise
+        settled = await self._store.settle_lease(
+            COMMENT_CLAIMS, key, owner, str(comment_id), self._ttl
+        )
+        if settled != str(comment_id):
+            # Only when a holder outlived its lease by minutes: say so, never hide it.
+            log.warning(
+                "a second oncall comment %s on %s#%s (the first is %s)",
+                comment_id,
+                self._upstream,
+                number,
+                settled,
+                extra={"repo": repo},
             )

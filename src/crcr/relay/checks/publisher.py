@@ -122,7 +122,12 @@ class CheckPublisher:
         )
         self.notes.flake.republish = self.republish
         self.oncall = OncallNotifier(
-            store, github, allowlist, settings.upstream_repo, max_retries=queue_retries
+            store,
+            github,
+            allowlist,
+            settings.upstream_repo,
+            max_retries=queue_retries,
+            ttl=settings.status_ttl,
         )
 
     @property
@@ -219,8 +224,12 @@ class CheckPublisher:
             return HandlerResult.DROP
         await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
         CHECK_RUNS.labels(result="created").inc()
-        if noted_conclusion(report.check_conclusion, notes) in FAILING_CONCLUSIONS:
-            await self.oncall.notify(report, _spelling(allowlist, report.repo), cause=item_id)
+        repo = _spelling(allowlist, report.repo)
+        conclusion = noted_conclusion(report.check_conclusion, notes)
+        if conclusion in FAILING_CONCLUSIONS:
+            await self.oncall.notify(report, repo, cause=item_id)
+        elif conclusion is not None:
+            await self.oncall.recovered(report, repo, cause=item_id)
         if state is JobState.IN_PROGRESS:
             await self._requeue_if_finished(job_key)
         return HandlerResult.DONE

@@ -1,0 +1,190 @@
+"""The oncall comment stays true and single (SPEC §7): the real app, real stores, the sandbox.
+
+A job that passes on its re-run takes its row out of the comment; when no job fails any
+more, the comment says so, with when. However many sweepers handle the same queue items
+at once, the PR gets one comment; a worker that died after claiming it is replaced.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import AsyncExitStack
+from dataclasses import replace
+
+from tests.relay import callback_harness, checks_harness
+from tests.relay.callback_harness import StoreOpener, sandbox_github_client
+from tests.relay.checks_harness import DEVICE_LABEL, L3_REPO, PR_NUMBER, UPSTREAM, World
+
+from crcr.relay.checks.oncall_comments import (
+    COMMENT_CLAIMS,
+    ONCALL_QUEUE,
+    OncallNotifier,
+    comment_key,
+    oncall_marker,
+)
+from crcr.relay.sweeper.handlers import HandlerResult
+from crcr.stores.state import LeasedItem
+
+opener, signing_key = callback_harness.opener, callback_harness.signing_key
+sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
+
+L3_TEST, L3_LINT, L3_DOCS = (f"crcr/{L3_REPO}/ci/{job}" for job in ("test", "lint", "docs"))
+SWEEPERS = 8
+
+
+async def fail(world: World, delivery: str, job: str, attempt: int = 1) -> None:
+    for status, conclusion in (("in_progress", None), ("completed", "failure")):
+        answer = await world.report(
+            L3_REPO, delivery, status, conclusion, job=job, run_attempt=attempt
+        )
+        assert answer.status_code == 200, answer.text
+
+
+async def passes(world: World, delivery: str, job: str, attempt: int) -> None:
+    for status, conclusion in (("in_progress", None), ("completed", "success")):
+        answer = await world.report(
+            L3_REPO, delivery, status, conclusion, job=job, run_attempt=attempt
+        )
+        assert answer.status_code == 200, answer.text
+
+
+async def test_a_job_that_passes_on_its_rerun_leaves_the_comment_and_all_green_says_so(
+    world: World,
+) -> None:
+    delivery = await world.pull_request("opened", labels=(DEVICE_LABEL,))
+    await fail(world, delivery, "test")
+    await fail(world, delivery, "lint")
+    await world.settle()
+    [comment] = world.comments()
+    assert L3_TEST in comment["body"] and L3_LINT in comment["body"]
+    assert "@xpu-oncall" in comment["body"]
+
+    await passes(world, delivery, "test", attempt=2)
+    await world.settle()
+
+    [shrunk] = world.comments()
+    assert shrunk["id"] == comment["id"]
+    assert L3_LINT in shrunk["body"] and L3_TEST not in shrunk["body"]
+    assert "has failing checks" in shrunk["body"]
+
+    before = time.time()
+    await passes(world, delivery, "lint", attempt=2)
+    await world.settle()
+
+    [green] = world.comments()
+    assert green["id"] == comment["id"]
+    assert green["body"].startswith(oncall_marker(L3_REPO))
+    assert "checks pass again" in green["body"]
+    assert "failing" not in green["body"] and "|" not in green["body"]
+    assert time.strftime("%Y-%m-%d", time.gmtime(before)) in green["body"]
+    assert " UTC" in green["body"]
+
+    await fail(world, delivery, "lint", attempt=3)
+    await world.settle()
+
+    [again] = world.comments()
+    assert again["id"] == comment["id"]
+    assert L3_LINT in again["body"] and "has failing checks" in again["body"]
+
+
+async def test_passing_jobs_on_a_pr_without_failures_queue_no_comment_work(world: World) -> None:
+    delivery = await world.pull_request("opened", labels=(DEVICE_LABEL,))
+    await passes(world, delivery, "test", attempt=1)
+    await passes(world, delivery, "lint", attempt=1)
+
+    report = await world.settle()
+
+    assert ONCALL_QUEUE not in report.handled
+    assert world.comments() == []
+
+
+async def queued_failures(world: World, jobs: tuple[str, ...]) -> list[LeasedItem]:
+    """Fail `jobs` and take their queued oncall items from the queue, unhandled."""
+    delivery = await world.pull_request("opened", labels=(DEVICE_LABEL,))
+    for job in jobs:
+        await fail(world, delivery, job)
+    items = await world.runtime.store.lease(ONCALL_QUEUE, lease_seconds=600, limit=50)
+    assert len(items) == len(jobs)
+    return items
+
+
+async def notifiers(
+    stack: AsyncExitStack, world: World, opener: StoreOpener, count: int
+) -> list[OncallNotifier]:
+    """`count` relay instances' notifiers: each its own store connection and GitHub client."""
+    opened = []
+    for _ in range(count):
+        store = await opener.open()
+        stack.push_async_callback(store.close)
+        github = sandbox_github_client(world.sandbox, store)
+        stack.push_async_callback(github.aclose)
+        opened.append(
+            OncallNotifier(store, github, world.runtime.allowlist, UPSTREAM, max_retries=0)
+        )
+    return opened
+
+
+async def handle_until_settled(notifier: OncallNotifier, item: LeasedItem, worker: int) -> None:
+    """What a sweeper does with its copy of the item: retry until it is settled."""
+    deadline = time.monotonic() + 30
+    for attempt in range(1000):
+        leased = replace(item, lease_token=f"worker-{worker}-attempt-{attempt}")
+        if await notifier.handle_item(leased) is not HandlerResult.RETRY:
+            return
+        assert time.monotonic() < deadline, "the item was never settled"
+        await asyncio.sleep(0.02)
+
+
+async def test_eight_sweepers_handling_the_same_failures_at_once_post_one_comment(
+    world: World, opener: StoreOpener
+) -> None:
+    items = await queued_failures(world, ("test", "lint", "docs"))
+    # Every GitHub answer takes a while, so that the workers overlap at each step.
+    world.sandbox.inject_fault(path="*/comments*", latency=0.05)
+
+    async with AsyncExitStack() as stack:
+        workers = await notifiers(stack, world, opener, SWEEPERS)
+        await asyncio.gather(
+            *(
+                handle_until_settled(notifier, item, worker)
+                for worker, notifier in enumerate(workers)
+                for item in items
+            )
+        )
+
+    [comment] = world.comments()
+    for name in (L3_TEST, L3_LINT, L3_DOCS):
+        assert name in comment["body"]
+    posts = world.sandbox.calls("POST", f"/repos/{UPSTREAM}/issues/*/comments")
+    assert len(posts) == 1
+    key = comment_key(UPSTREAM, PR_NUMBER, L3_REPO)
+    assert await world.runtime.store.leased_value(COMMENT_CLAIMS, key) == str(comment["id"])
+
+
+async def test_a_worker_that_died_after_posting_is_replaced_without_a_second_comment(
+    world: World,
+) -> None:
+    [item] = await queued_failures(world, ("test",))
+    store, checks = world.runtime.store, world.checks
+    key = comment_key(UPSTREAM, PR_NUMBER, L3_REPO)
+    # The dead worker claimed the comment and posted it, and died before settling its id.
+    assert (await store.claim_lease(COMMENT_CLAIMS, key, "dead", lease=0.3, ttl=600)).held
+    await world.runtime.github.create_issue_comment(
+        UPSTREAM, PR_NUMBER, oncall_marker(L3_REPO) + "\nposted by the dead worker"
+    )
+    assert await checks.oncall.handle_item(item) is HandlerResult.RETRY  # its lease is live
+
+    async def settled() -> bool:
+        return (
+            await checks.oncall.handle_item(replace(item, lease_token="next")) is HandlerResult.DONE
+        )
+
+    deadline = time.monotonic() + 10
+    while not await settled():
+        assert time.monotonic() < deadline
+        await asyncio.sleep(0.05)
+
+    [comment] = world.comments()
+    assert L3_TEST in comment["body"] and "posted by the dead worker" not in comment["body"]
+    assert await store.leased_value(COMMENT_CLAIMS, key) == str(comment["id"])
