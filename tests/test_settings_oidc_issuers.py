@@ -74,7 +74,21 @@ def test_inline_json_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (actions.issuer, actions.kind, actions.repo_map) == (GITHUB_ACTIONS_ISSUER, "github", {})
     assert actions.jwks_endpoint == f"{GITHUB_ACTIONS_ISSUER}/.well-known/jwks"
     pipeline = buildkite.repo_map[f"{ORG_ID}/{PIPELINE_ID}"]
-    assert (pipeline.repo, pipeline.required_claims) == ("acme/npu", {"build_branch": "main"})
+    assert (pipeline.repo, pipeline.required_claims) == ("acme/npu", {"build_branch": ("main",)})
+
+
+def test_a_required_claim_may_list_the_values_it_accepts_as_the_reference_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "issuers.yaml"
+    path.write_text(
+        YAML_FILE.replace("{build_branch: main}", "{build_branch: [main, release/2.6]}")
+    )
+
+    [_, buildkite] = issuers_from(str(path), monkeypatch)
+
+    required = buildkite.repo_map[f"{ORG_ID}/{PIPELINE_ID}"].required_claims
+    assert required == {"build_branch": ("main", "release/2.6")}
 
 
 @pytest.mark.parametrize("name", ["issuers.yaml", "issuers.yml", "issuers.json"])
@@ -107,7 +121,21 @@ def test_repo_map_keys_are_kept_in_lower_case(monkeypatch: pytest.MonkeyPatch) -
     assert list(buildkite.repo_map) == [f"{ORG_ID}/{PIPELINE_ID}"]
 
 
+def _pipeline_requiring(value: Any) -> dict[str, Any]:
+    pipeline = {"repo": "acme/npu", "required_claims": {"build_branch": value}}
+    return {**BUILDKITE_ENTRY, "repo_map": {f"{ORG_ID}/{PIPELINE_ID}": pipeline}}
+
+
 INVALID: dict[str, tuple[Any, str]] = {
+    "a required claim accepting no value": (
+        [_pipeline_requiring([])],
+        f"entry 0 ({BUILDKITE}): repo_map.{ORG_ID}/{PIPELINE_ID}.required_claims: "
+        "required_claims.build_branch must be a non-empty string or a non-empty list",
+    ),
+    "a required claim that is a number": (
+        [_pipeline_requiring(["main", 7])],
+        f"entry 0 ({BUILDKITE}): repo_map.{ORG_ID}/{PIPELINE_ID}.required_claims.build_branch.1",
+    ),
     "a buildkite issuer without a repo_map": (
         [ACTIONS_ENTRY, {"issuer": BUILDKITE, "kind": "buildkite"}],
         f"entry 1 ({BUILDKITE}): a buildkite issuer needs a non-empty repo_map",

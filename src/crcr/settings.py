@@ -32,10 +32,33 @@ class SettingsError(Exception):
 
 
 class BuildkitePipeline(BaseModel):
-    """A Buildkite pipeline's downstream repo and the claims its tokens must carry."""
+    """A Buildkite pipeline's downstream repo and the claims its tokens must carry.
+
+    A required claim's value is one string or, as the reference's `ci_providers.yml`
+    writes it (`build_branch: [main]`), a list of which the token's claim must be one;
+    both are kept as a tuple of the values accepted.
+    """
 
     repo: str
-    required_claims: dict[str, str] = Field(default_factory=dict)
+    required_claims: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+
+    @field_validator("required_claims", mode="before")
+    @classmethod
+    def _one_or_any_of(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: [v] if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @field_validator("required_claims")
+    @classmethod
+    def _some_value_each(cls, value: dict[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+        for name, accepted in value.items():
+            if not accepted or not all(accepted):
+                raise ValueError(
+                    f"required_claims.{name} must be a non-empty string or a non-empty list "
+                    "of them (any of which the token's claim may be)"
+                )
+        return value
 
 
 # Buildkite's organization_id and pipeline_id claims are UUIDs (canonical, lower case).

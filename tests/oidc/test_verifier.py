@@ -33,6 +33,7 @@ AUDIENCE = "pytorch-cross-repo-ci-relay"
 ORG_ID = "0190a1b2-7c1e-7d3a-9f00-3a1d2e4f5a60"
 PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-5b6c7d8e9f01"
 CPU_PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-00000000c0e0"
+RELEASE_PIPELINE_ID = "0190a1b2-7c1e-7d3a-9f00-0000000a11e5"
 STRANGER_ORG_ID = "7f000000-0000-4000-8000-000000000001"
 STRANGER_PIPELINE_ID = "7f000000-0000-4000-8000-000000000002"
 
@@ -85,6 +86,11 @@ def trusted() -> list[OidcIssuer]:
                         "required_claims": {"build_branch": "main"},
                     },
                     f"{ORG_ID}/{CPU_PIPELINE_ID}": "acme/cpu-ci",
+                    # The reference's ci_providers.yml form: any of a list.
+                    f"{ORG_ID}/{RELEASE_PIPELINE_ID}": {
+                        "repo": "acme/release-ci",
+                        "required_claims": {"build_branch": ["main", "release/2.6"]},
+                    },
                 },
             }
         ),
@@ -428,6 +434,27 @@ async def test_buildkite_required_claim_not_met_is_rejected(
     assert await rejection(verifier, bearer(token)) == (
         "token claim build_branch does not meet the pipeline's requirement"
     )
+
+
+@pytest.mark.parametrize(("branch", "accepted"), [("main", True), ("release/2.6", True),
+                                                   ("release/2.5", False), (None, False)])  # fmt: skip
+async def test_a_required_claim_given_as_a_list_is_met_by_any_of_its_values(
+    verifier: OidcVerifier, buildkite: SandboxIssuer, branch: str | None, accepted: bool
+) -> None:
+    token = buildkite.mint_buildkite_token(
+        organization_slug="acme",
+        pipeline_slug="release",
+        organization_id=ORG_ID,
+        pipeline_id=RELEASE_PIPELINE_ID,
+        audience=AUDIENCE,
+        build_branch=branch,
+    )
+    if accepted:
+        assert (await verifier.verify(bearer(token))).repo == "acme/release-ci"
+    else:
+        assert await rejection(verifier, bearer(token)) == (
+            "token claim build_branch does not meet the pipeline's requirement"
+        )
 
 
 # --- the JWKS cache --------------------------------------------------------------

@@ -200,9 +200,9 @@ def identity_from_claims(issuer: OidcIssuer, claims: Mapping[str, Any]) -> Verif
     pipeline = issuer.repo_map.get(buildkite_pipeline_key(claims))
     if pipeline is None:
         raise TokenRejected("Buildkite pipeline is not mapped to a repository")
-    for name, expected in pipeline.required_claims.items():
-        actual = claims.get(name)
-        if actual is None or str(actual) != expected:
+    for name, accepted in pipeline.required_claims.items():
+        actual = _text(claims, name)
+        if actual is None or actual not in accepted:
             raise TokenRejected(f"token claim {name} does not meet the pipeline's requirement")
     # Buildkite tokens name the job (`job_id`) and build number but not the build's
     # UUID, so the run id is left to the callback body.
