@@ -21,8 +21,9 @@ from tests.relay.checks_harness import (
     World,
 )
 
+from crcr.relay.allowlist.model import parse_allowlist
 from crcr.relay.checks.check_runs import DownstreamRun
-from crcr.relay.webhook.reruns import runs_of_check_runs
+from crcr.relay.webhook.reruns import runs_of_check_runs, why_not_rerunnable
 from crcr.sandbox.webhooks import check_run_event, check_suite_event
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
@@ -82,7 +83,38 @@ async def test_a_repo_below_l3_is_never_rerun(world: World) -> None:
     answer = await world.webhook("check_run", payload)
 
     assert answer.json()["ignored"] is True
+    assert answer.json()["reason"] == (
+        f"{L2_REPO} is at L2: only L3/L4 backends are re-run from upstream checks"
+    )
     assert reruns(world) == []
+
+
+BUILD_UUID = "0190a1b2-7c1e-7d3a-9f00-00000000b111"
+BUILD_URL = "https://buildkite.com/acme/npu-tests/builds/512"
+
+
+async def test_a_buildkite_backends_check_run_is_not_rerun_and_the_answer_says_why(
+    world: World,
+) -> None:
+    name = f"crcr/{L4_REPO}/npu-tests/test"
+    payload = rerequested_check_run(name, f"{BUILD_UUID}:{PR_NUMBER}")
+    payload["check_run"]["details_url"] = BUILD_URL
+
+    answer = await world.webhook("check_run", payload)
+
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["ignored"] is True
+    assert answer.json()["reason"] == (
+        f"{name!r} is a Buildkite build, and GitHub can re-run only Actions runs: "
+        f"re-run it in {L4_REPO}'s own CI ({BUILD_URL})"
+    )
+    assert reruns(world) == []
+
+
+async def test_a_check_run_crcr_did_not_create_is_answered_as_such(world: World) -> None:
+    answer = await world.webhook("check_run", rerequested_check_run("lint / flake8", "1:2"))
+
+    assert answer.json()["reason"] == "'lint / flake8' is not a crcr check run"
 
 
 async def test_a_run_github_does_not_know_is_a_failed_delivery(world: World) -> None:
@@ -107,6 +139,16 @@ async def test_rerequesting_the_suite_reruns_each_distinct_run_once(world: World
     await world.report(L3_REPO, delivery, "in_progress", run_id=5005)
     world.sandbox.add_workflow_run(L4_REPO, RUN_ID)
     world.sandbox.add_workflow_run(L3_REPO, 5005, status="in_progress", conclusion=None)
+    buildkite_check = f"crcr/{L4_REPO}/npu-tests/test"
+    await world.runtime.github.create_check_run(
+        UPSTREAM,
+        name=buildkite_check,
+        head_sha=HEAD_SHA,
+        external_id=f"{BUILD_UUID}:{PR_NUMBER}",
+        details_url=BUILD_URL,
+        status="completed",
+        conclusion="failure",
+    )
     suite_ids = {run["check_suite"]["id"] for run in world.check_runs()}
     assert len(suite_ids) == 1
     payload = check_suite_event(repo=UPSTREAM, head_sha=HEAD_SHA, pull_number=PR_NUMBER)
@@ -117,6 +159,10 @@ async def test_rerequesting_the_suite_reruns_each_distinct_run_once(world: World
     assert answer.status_code == 200, answer.text
     assert reruns(world) == [(L4_REPO, RUN_ID, "rerun")]
     assert [r["repo"] for r in answer.json()["already_running"]] == [L3_REPO]
+    assert answer.json()["skipped"] == [
+        f"{buildkite_check!r} is a Buildkite build, and GitHub can re-run only Actions runs: "
+        f"re-run it in {L4_REPO}'s own CI ({BUILD_URL})"
+    ]
 
 
 async def test_a_suite_github_does_not_know_is_ignored(world: World) -> None:
@@ -146,3 +192,22 @@ def test_runs_are_distinct_per_repo_and_run_id_in_first_seen_order() -> None:
         DownstreamRun("org/critical", 9001),
         DownstreamRun("org/xpu-backend", 5005),
     ]
+
+
+def test_each_check_run_that_cannot_be_rerun_has_its_own_reason() -> None:
+    allowlist = parse_allowlist(f"L2:\n  - {L2_REPO}\nL4:\n  - {L4_REPO}\n")
+    actions = {"name": f"crcr/{L4_REPO}/ci/test", "external_id": "9001:77"}
+    other_ci = {"name": f"crcr/{L4_REPO}/ci/test", "external_id": "abc:77", "details_url": ""}
+
+    assert why_not_rerunnable(actions, allowlist) is None
+    assert why_not_rerunnable(other_ci, allowlist) == (
+        f"'crcr/{L4_REPO}/ci/test' is not a GitHub Actions run, and GitHub can re-run only "
+        f"Actions runs: re-run it in {L4_REPO}'s own CI"
+    )
+    stranger = {"name": "crcr/org/stranger/ci/test", "external_id": "9001:77"}
+    assert why_not_rerunnable(stranger, allowlist) == (
+        "org/stranger is not on the allowlist: only L3/L4 backends are re-run from upstream checks"
+    )
+    assert why_not_rerunnable({"name": "crcr/short"}, allowlist) == (
+        "'crcr/short' is not a crcr check run"
+    )

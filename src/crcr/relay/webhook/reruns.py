@@ -17,9 +17,36 @@ from typing import Any
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubNotFound
 from crcr.relay.allowlist.model import Allowlist, Level
-from crcr.relay.checks.check_runs import DownstreamRun, downstream_run_of
+from crcr.relay.checks.check_runs import CHECK_NAME_PREFIX, DownstreamRun, downstream_run_of
 
 log = logging.getLogger(__name__)
+
+
+def why_not_rerunnable(check_run: Mapping[str, Any], allowlist: Allowlist) -> str | None:
+    """None when crcr can re-run the downstream run behind `check_run`; else the reason.
+
+    The reason is the maintainer's answer, so it names the real one: not crcr's check,
+    a run GitHub cannot re-run (Buildkite's builds; only Actions runs have a re-run
+    API), or a backend below L3 (whose runs crcr never touches).
+    """
+    name = str(check_run.get("name") or "")
+    segments = name.removeprefix(CHECK_NAME_PREFIX).split("/")
+    if not name.startswith(CHECK_NAME_PREFIX) or len(segments) < 3:
+        return f"{name!r} is not a crcr check run"
+    repo = f"{segments[0]}/{segments[1]}"
+    level = allowlist.level_of(repo)
+    if level is None or level < Level.L3:
+        where = f"at {level}" if level is not None else "not on the allowlist"
+        return f"{repo} is {where}: only L3/L4 backends are re-run from upstream checks"
+    if downstream_run_of(name, check_run.get("external_id")) is None:
+        details = str(check_run.get("details_url") or "")
+        ci = "a Buildkite build" if "buildkite" in details.lower() else "not a GitHub Actions run"
+        where = f" ({details})" if details else ""
+        return (
+            f"{name!r} is {ci}, and GitHub can re-run only Actions runs: "
+            f"re-run it in {repo}'s own CI{where}"
+        )
+    return None
 
 
 def runs_of_check_runs(check_runs: Iterable[Mapping[str, Any]]) -> list[DownstreamRun]:
@@ -75,8 +102,7 @@ class Rerunner:
         someone can redeliver it); runs that could not be found are reported, not raised.
         """
         if event == "check_run":
-            check_run = payload.get("check_run") or {}
-            runs = runs_of_check_runs([check_run])
+            listed = [payload.get("check_run") or {}]
             rerun = self._github.rerun_failed_jobs
         else:
             suite_id = (payload.get("check_suite") or {}).get("id")
@@ -92,19 +118,21 @@ class Rerunner:
                 return 200, {"ignored": True, "reason": f"check suite {suite_id} not found"}
             except GitHubError as exc:
                 return 502, {"ok": False, "error": f"listing check suite {suite_id}: {exc}"}
-            runs = runs_of_check_runs(listed)
             rerun = self._github.rerun_workflow
         allowlist = await self._allowlist()
-        eligible = [run for run in runs if (allowlist.level_of(run.repo) or 0) >= Level.L3]
+        reasons = {id(run): why_not_rerunnable(run, allowlist) for run in listed}
+        eligible = runs_of_check_runs(run for run in listed if reasons[id(run)] is None)
+        skipped = list(dict.fromkeys(reason for reason in reasons.values() if reason))
         if not eligible:
-            return 200, {"ignored": True, "reason": "no crcr check run of an L3/L4 backend"}
+            reason = "; ".join(skipped) or "the check suite has no check runs"
+            return 200, {"ignored": True, "reason": reason}
         results = await self._rerun_all(eligible, rerun)
         started = [r.as_json() for r in results if r.outcome is RerunOutcome.STARTED]
         running = [r.as_json() for r in results if r.outcome is RerunOutcome.ALREADY_RUNNING]
         failed = [r.as_json() for r in results if r.outcome is None]
         status = 502 if failed and not (started or running) else 200
         body = {"ok": status == 200, "rerun": started, "already_running": running}
-        return status, {**body, "failed": failed}
+        return status, {**body, "failed": failed, "skipped": skipped}
 
     async def _rerun_all(
         self, runs: list[DownstreamRun], rerun: Callable[..., Awaitable[RerunOutcome]]
