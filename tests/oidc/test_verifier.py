@@ -436,8 +436,10 @@ async def test_buildkite_required_claim_not_met_is_rejected(
     )
 
 
-@pytest.mark.parametrize(("branch", "accepted"), [("main", True), ("release/2.6", True),
-                                                   ("release/2.5", False), (None, False)])  # fmt: skip
+@pytest.mark.parametrize(
+    ("branch", "accepted"),
+    [("main", True), ("release/2.6", True), ("release/2.5", False), (None, False)],
+)
 async def test_a_required_claim_given_as_a_list_is_met_by_any_of_its_values(
     verifier: OidcVerifier, buildkite: SandboxIssuer, branch: str | None, accepted: bool
 ) -> None:

@@ -120,7 +120,9 @@ async def notifiers(
         github = sandbox_github_client(world.sandbox, store)
         stack.push_async_callback(github.aclose)
         opened.append(
-            OncallNotifier(store, github, world.runtime.allowlist, UPSTREAM, max_retries=0)
+            OncallNotifier(
+                store, github, world.runtime.allowlist, UPSTREAM, ttl=3600, max_retries=0
+            )
         )
     return opened
 

@@ -154,9 +154,8 @@ class OncallNotifier:
         allowlist: Callable[[], Awaitable[Allowlist]],
         upstream_repo: str,
         *,
+        ttl: int,
         max_retries: int = 1,
-        ttl: int = 259_200,
-        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._github = github
@@ -164,7 +163,6 @@ class OncallNotifier:
         self._upstream = upstream_repo
         self._max_retries = max_retries
         self._ttl = ttl
-        self._clock = clock
 
     async def notify(self, report: JobReport, summary_repo: str, cause: str) -> None:
         """Queue a comment update for the failing `report` (`cause`: its check item id).
@@ -221,7 +219,7 @@ class OncallNotifier:
         if jobs:
             body = render_comment(repo, oncalls, head_sha, jobs)
         else:
-            body = render_recovered(repo, head_sha, self._clock())
+            body = render_recovered(repo, head_sha, time.time())
         key = comment_key(self._upstream, number, repo)
         owner = uuid.uuid4().hex  # this attempt's alone, whoever else holds the item
         claim = await self._store.claim_lease(
