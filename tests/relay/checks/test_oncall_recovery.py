@@ -33,20 +33,21 @@ L3_TEST, L3_LINT, L3_DOCS = (f"crcr/{L3_REPO}/ci/{job}" for job in ("test", "lin
 SWEEPERS = 8
 
 
-async def fail(world: World, delivery: str, job: str, attempt: int = 1) -> None:
-    for status, conclusion in (("in_progress", None), ("completed", "failure")):
+async def run_job(world: World, delivery: str, job: str, conclusion: str, attempt: int = 1) -> None:
+    """One attempt of an L3 job: in_progress, then completed with `conclusion`."""
+    for status, concluded in (("in_progress", None), ("completed", conclusion)):
         answer = await world.report(
-            L3_REPO, delivery, status, conclusion, job=job, run_attempt=attempt
+            L3_REPO, delivery, status, concluded, job=job, run_attempt=attempt
         )
         assert answer.status_code == 200, answer.text
+
+
+async def fail(world: World, delivery: str, job: str, attempt: int = 1) -> None:
+    await run_job(world, delivery, job, "failure", attempt)
 
 
 async def passes(world: World, delivery: str, job: str, attempt: int) -> None:
-    for status, conclusion in (("in_progress", None), ("completed", "success")):
-        answer = await world.report(
-            L3_REPO, delivery, status, conclusion, job=job, run_attempt=attempt
-        )
-        assert answer.status_code == 200, answer.text
+    await run_job(world, delivery, job, "success", attempt)
 
 
 async def test_a_job_that_passes_on_its_rerun_leaves_the_comment_and_all_green_says_so(
