@@ -185,6 +185,19 @@ async def test_a_dispatch_that_cannot_be_sent_says_why_and_sends_nothing(
     assert operator.loop.github.dispatches() == []
 
 
+async def test_a_downstream_without_the_app_is_a_failed_dispatch_that_says_so(
+    operator: Operator,
+) -> None:
+    operator.loop.github.uninstall_app(BACKEND)
+
+    code, out, _ = await operator.dispatch("--repo", BACKEND, "--pr", str(PR_NUMBER))
+
+    assert code == 1
+    assert f"{BACKEND} (L2): failed" in out
+    assert f"the GitHub App is not installed on {BACKEND}" in out
+    assert operator.loop.github.dispatches() == []
+
+
 def test_both_or_neither_of_pr_and_sha_is_a_usage_error() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "crcr", "dispatch", "--repo", BACKEND],

@@ -23,7 +23,7 @@ from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, route_event
-from crcr.relay.webhook.fanout import DispatchOutcome, FanOut, dispatch_to_downstreams
+from crcr.relay.webhook.fanout import DispatchOutcome, FanOut, Result, dispatch_to_downstreams
 from crcr.relay.webhook.records import UpstreamContext
 
 log = logging.getLogger(__name__)
@@ -175,6 +175,13 @@ def describe(sent: ManualDispatch) -> list[str]:
     ]
     if sent.outcome.error:
         lines.append(f"  error: {sent.outcome.error}")
+    if sent.outcome.result is Result.FAILED and "(404)" in (sent.outcome.error or ""):
+        lines.append(
+            f"  the GitHub App is not installed on {sent.repo} (or cannot see it): "
+            "install it there, then dispatch again"
+        )
+    elif sent.outcome.result is Result.QUEUED:
+        lines.append("  GitHub did not take it for now: the sweeper sends it again (`crcr sweep`)")
     if sent.trimmed:
         lines.append("  the payload was trimmed to fit GitHub's 65,535-character cap")
     if sent.level < Level.L2:
