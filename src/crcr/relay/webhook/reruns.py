@@ -120,9 +120,9 @@ class Rerunner:
                 return 502, {"ok": False, "error": f"listing check suite {suite_id}: {exc}"}
             rerun = self._github.rerun_workflow
         allowlist = await self._allowlist()
-        reasons = {id(run): why_not_rerunnable(run, allowlist) for run in listed}
-        eligible = runs_of_check_runs(run for run in listed if reasons[id(run)] is None)
-        skipped = list(dict.fromkeys(reason for reason in reasons.values() if reason))
+        judged = [(check_run, why_not_rerunnable(check_run, allowlist)) for check_run in listed]
+        eligible = runs_of_check_runs(check_run for check_run, why in judged if why is None)
+        skipped = list(dict.fromkeys(why for _, why in judged if why is not None))
         if not eligible:
             reason = "; ".join(skipped) or "the check suite has no check runs"
             return 200, {"ignored": True, "reason": reason}
