@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
+from crcr.access_log import AccessLog
 from crcr.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
@@ -38,8 +39,12 @@ class RelayApp(FastAPI):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.express_routes: dict[str, ASGIApp] = {}
+        self._logged = AccessLog(self._route)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._logged(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             express = self.express_routes.get(scope["path"])
             if express is not None and not scope.get("root_path"):
@@ -133,12 +138,12 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 
 def create_app_from_environment() -> FastAPI:
-    """Factory for uvicorn (`crcr serve`): settings from the environment, JSON logs."""
+    """Factory for uvicorn (`crcr serve`, each worker): settings and logs from the environment."""
     from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-    from crcr.log_format import configure_json_logging
+    from crcr.logging_setup import configure_logging
 
-    configure_json_logging()
     settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format, access_log=settings.access_log)
     missing = settings.missing_for_serving()
     if missing:
         # As `crcr serve` refuses: uvicorn may import this factory without the CLI.
