@@ -14,7 +14,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
 from crcr.access_log import AccessLog
+from crcr.api_docs import mount_api_docs
+from crcr.error_bodies import install_error_handlers
 from crcr.metrics_exposition import exposition
+from crcr.openapi_document import complete_openapi
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
@@ -83,6 +86,10 @@ def create_app(
 
     app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    install_error_handlers(app)
+    if settings.public_docs:
+        mount_api_docs(app)
+    complete_openapi(app, relay=True)
     app.state.settings = settings
 
     def live() -> Runtime:

@@ -229,13 +229,13 @@ class Settings(BaseSettings):
 
     @property
     def docs_routes(self) -> dict[str, Any]:
-        """FastAPI's `/docs`, `/redoc` and `/openapi.json`, only with `CRCR_PUBLIC_DOCS`.
+        """`/openapi.json` only with `CRCR_PUBLIC_DOCS`; `/docs` is crcr.api_docs' own.
 
-        They describe every route to anyone who asks; an operator opts in.
+        They describe every route to anyone who asks; an operator opts in. FastAPI's
+        `/docs` and `/redoc` load their scripts from CDNs, so neither is used.
         """
-        if self.public_docs:
-            return {}
-        return {"docs_url": None, "redoc_url": None, "openapi_url": None}
+        closed = {} if self.public_docs else {"openapi_url": None}
+        return {"docs_url": None, "redoc_url": None, **closed}
 
     @field_validator("webhook_secret", "github_app_private_key", "hud_token", mode="before")
     @classmethod

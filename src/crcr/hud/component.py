@@ -22,6 +22,8 @@ from sqlalchemy import Engine
 
 from crcr import __version__
 from crcr.access_log import AccessLog
+from crcr.api_docs import mount_api_docs
+from crcr.error_bodies import install_error_handlers
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -30,6 +32,7 @@ from crcr.hud.levels.providers import DemotionLookup, LevelLookup
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.writer import purge_older_than
+from crcr.openapi_document import complete_openapi
 from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings
 
@@ -152,6 +155,10 @@ def create_hud_app(settings: Settings) -> FastAPI:
     app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
     app.add_middleware(AccessLog)
+    install_error_handlers(app)
+    if settings.public_docs:
+        mount_api_docs(app)
+    complete_openapi(app, relay=False)
     app.state.settings = settings
 
     @app.get("/healthz", tags=["ops"])
