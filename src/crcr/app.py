@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -18,14 +17,12 @@ from crcr.api_docs import mount_api_docs
 from crcr.error_bodies import install_error_handlers
 from crcr.metrics_exposition import exposition
 from crcr.openapi_document import complete_openapi
+from crcr.readiness import RESPONSES, readiness
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
 from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings, SettingsError, load_settings
-from crcr.stores.state import StateStoreUnavailable
-
-log = logging.getLogger(__name__)
 
 OpenRuntime = Callable[[Settings], Awaitable[Runtime]]
 
@@ -107,17 +104,18 @@ def create_app(
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses=RESPONSES)
     async def readyz(request: Request) -> JSONResponse:
-        """Readiness: the state store answers."""
-        try:
-            await request.app.state.runtime.store.ping()
-        except StateStoreUnavailable as exc:
-            # The detail (host, port, path) is for the operator's log, not the public.
-            log.warning("not ready: state store unavailable: %s", exc)
-            body = {"status": "unavailable", "reason": "state store unavailable"}
-            return JSONResponse(body, status_code=503)
-        return JSONResponse({"status": "ok"})
+        """Readiness: the state store and the in-process HUD's results store answer.
+
+        A remote HUD (`CRCR_HUD_URL`) is not asked: while it is down callbacks are
+        queued and answered 202, so this instance is still worth sending traffic to.
+        """
+        runtime = request.app.state.runtime
+        checks = {"state store": runtime.store.ping}
+        if runtime.hud is not None:
+            checks["results store"] = runtime.hud.ping
+        return await readiness(checks)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
     async def metrics() -> Response:

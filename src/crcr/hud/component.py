@@ -17,8 +17,9 @@ from typing import Any
 
 from anyio import to_thread
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from pydantic import SecretStr
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from crcr import __version__
 from crcr.access_log import AccessLog
@@ -33,6 +34,7 @@ from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.writer import purge_older_than
 from crcr.openapi_document import complete_openapi
+from crcr.readiness import RESPONSES, readiness
 from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings
 
@@ -76,6 +78,10 @@ class Hud:
         """Every backend's level status as SPEC §10.1's JSON (for the in-process relay)."""
         return await self.levels.status(now)
 
+    async def ping(self) -> None:
+        """Raise if the results store does not answer a trivial query (for `/readyz`)."""
+        await to_thread.run_sync(_select_one, self.engine)
+
     async def purge_expired(self, now: datetime | None = None) -> int:
         """Delete rows and rollups older than the retention; returns rows deleted."""
         today = (now or datetime.now(UTC)).date()
@@ -100,6 +106,11 @@ class Hud:
                 await self._retention_task
         await self.ingestor.close()
         await to_thread.run_sync(self.engine.dispose)
+
+
+def _select_one(engine: Engine) -> None:
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
 
 
 async def open_hud(
@@ -165,6 +176,11 @@ def create_hud_app(settings: Settings) -> FastAPI:
     async def healthz() -> dict[str, str]:
         """Liveness: the process answers."""
         return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"], responses=RESPONSES)
+    async def readyz() -> JSONResponse:
+        """Readiness: the results store answers."""
+        return await readiness({"results store": app.state.hud.ping})
 
     mount_hud(app)
     from crcr.hud.web.routes import pages_router
