@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import re
 import uuid
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -71,7 +72,7 @@ def new_request_id() -> str:
 
 
 def error_response(
-    status_code: int, detail: str, headers: dict[str, str] | None = None, **optional: Any
+    status_code: int, detail: str, headers: Mapping[str, str] | None = None, **optional: Any
 ) -> JSONResponse:
     """A `JSONResponse` carrying `error_body(detail, **optional)`."""
     return JSONResponse(error_body(detail, **optional), status_code=status_code, headers=headers)
