@@ -73,6 +73,29 @@ WEBHOOK_ERRORS = {
     503: "The state store is unreachable; GitHub redelivers.",
 }
 
+RESULTS_BODY = {
+    "type": "object",
+    "description": "SPEC §6: what the relay vouches for, and the downstream's own report.",
+    "required": ["trusted", "untrusted"],
+    "properties": {
+        "trusted": {
+            "type": "object",
+            "required": ["verified_repo"],
+            "properties": {
+                "verified_repo": {"type": "string", "examples": ["org/backend"]},
+                "downstream_repo_level": {"type": "string", "examples": ["L2"]},
+                "ci_metrics": {"type": "object"},
+                "dispatch": {"type": "object"},
+            },
+        },
+        "untrusted": {
+            "type": "object",
+            "required": ["callback_payload"],
+            "properties": {"callback_payload": {"type": "object"}},
+        },
+    },
+}
+
 RESULTS_ERRORS = {
     400: "The body is malformed; `detail` names the field.",
     401: "Missing or wrong x-hud-internal-bot header.",
@@ -110,7 +133,7 @@ def _webhook_operation() -> dict[str, Any]:
         return {
             "name": name,
             "in": "header",
-            "required": False,
+            "required": True,
             "description": description,
             "schema": {"type": "string"},
         }
@@ -156,6 +179,11 @@ def complete_openapi(app: FastAPI, *, relay: bool) -> None:
         paths = schema.setdefault("paths", {})
         results = paths.get("/api/crcr/results", {}).get("post")
         if results is not None:
+            # The route reads its raw body (capped, then parsed): FastAPI cannot see it.
+            results["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": RESULTS_BODY}},
+            }
             results["responses"].update(error_responses(RESULTS_ERRORS))
         if relay:
             schema["components"].setdefault("securitySchemes", {})["oidc"] = {

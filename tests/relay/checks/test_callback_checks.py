@@ -131,7 +131,10 @@ async def test_a_malformed_body_is_refused_naming_the_field(
 async def test_not_json_is_refused(relay: Relay) -> None:
     response = await relay.post(b"{not json")
 
-    assert (response.status_code, response.json()) == (400, {"detail": "body: not valid JSON", "field": "body"})
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": "body: not valid JSON", "field": "body"},
+    )
 
 
 @pytest.mark.parametrize("run_id", [9001, "0190f1c2-7d4e-7a55-b1f0-3f2b9e7d1c00"])
