@@ -351,8 +351,9 @@ async def test_when_no_dispatch_succeeds_the_answer_is_502(
     sandbox.inject_fault("*/dispatches", status=503)
     response = await relay.send("pull_request", fixture("pull_request_opened.json"))
     assert response.status_code == 502
-    assert response.json()["dispatched"] == []
-    assert len(response.json()["failed"]) == len(DOWNSTREAMS)
+    body = response.json()
+    assert body["detail"] == f"no dispatch succeeded ({len(DOWNSTREAMS)} failed)"
+    assert len(body["errors"]) == len(DOWNSTREAMS)  # each failed dispatch, with its reason
 
 
 async def test_a_relay_restart_between_failure_and_retry_loses_nothing(
