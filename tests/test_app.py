@@ -76,22 +76,28 @@ async def test_behind_a_path_prefix_the_router_decides() -> None:
     assert post.headers["x-through-middleware"] == "yes"
 
 
-async def test_readiness_names_no_host_port_or_path_of_the_store(tmp_path: Path) -> None:
-    class DownStore:
-        async def ping(self) -> None:
-            raise StateStoreUnavailable("Redis at 10.0.0.5:6379 (redis://cache-internal): refused")
+async def readyz(tmp_path: Path, store: object, hud: object = None) -> httpx.Response:
+    """`/readyz` of a relay app whose runtime has this store and in-process HUD."""
 
     async def runtime(settings: Settings) -> Any:
         async def close() -> None:
             return None
 
-        return SimpleNamespace(store=DownStore(), hud=None, close=close)
+        return SimpleNamespace(store=store, hud=hud, close=close)
 
     app = create_app(load_settings(data_dir=tmp_path), runtime=runtime, background=False)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://relay") as client:
-            response = await client.get("/readyz")
+            return await client.get("/readyz")
+
+
+async def test_readiness_names_no_host_port_or_path_of_the_store(tmp_path: Path) -> None:
+    class DownStore:
+        async def ping(self) -> None:
+            raise StateStoreUnavailable("Redis at 10.0.0.5:6379 (redis://cache-internal): refused")
+
+    response = await readyz(tmp_path, DownStore())
 
     assert response.status_code == 503
     assert response.json() == {"detail": "not ready: state store unavailable"}
@@ -108,18 +114,11 @@ async def test_readiness_asks_the_results_store_and_names_none_of_its_details(
         async def ping(self) -> None:
             return None
 
-    async def runtime(settings: Settings) -> Any:
-        async def close() -> None:
-            engine.dispose()
-
-        hud = SimpleNamespace(ping=lambda: Hud.ping(SimpleNamespace(engine=engine)))  # type: ignore[arg-type]
-        return SimpleNamespace(store=UpStore(), hud=hud, close=close)
-
-    app = create_app(load_settings(data_dir=tmp_path), runtime=runtime, background=False)
-    async with app.router.lifespan_context(app):
-        transport = httpx.ASGITransport(app=app)
-        async with httpx.AsyncClient(transport=transport, base_url="http://relay") as client:
-            response = await client.get("/readyz")
+    hud = SimpleNamespace(ping=lambda: Hud.ping(SimpleNamespace(engine=engine)))  # type: ignore[arg-type]
+    try:
+        response = await readyz(tmp_path, UpStore(), hud)
+    finally:
+        engine.dispose()
 
     assert response.status_code == 503
     assert response.json() == {"detail": "not ready: results store unavailable"}
