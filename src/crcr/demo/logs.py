@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from crcr.logging_setup import TERMINAL_HANDLER
+from crcr.logging_setup import ACCESS_LOGGER, TERMINAL_HANDLER
 
 LOG_FILE = "demo.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -50,7 +50,7 @@ def capture_logs(data_dir: Path) -> tuple[ErrorCounter, list[logging.Handler]]:
     counter = ErrorCounter()
     root.setLevel(logging.INFO)
     # One line per HTTP request would bury everything else.
-    for chatty in ("httpx", "httpcore"):
+    for chatty in ("httpx", "httpcore", ACCESS_LOGGER):
         logging.getLogger(chatty).setLevel(logging.WARNING)
     handlers: list[logging.Handler] = [file_handler, counter]
     for handler in handlers:
