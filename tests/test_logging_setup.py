@@ -8,7 +8,6 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -19,21 +18,6 @@ from crcr.logging_setup import (
     default_format,
     log_config,
 )
-
-
-@pytest.fixture
-def restore_logging() -> Iterator[None]:
-    root = logging.getLogger()
-    saved = (list(root.handlers), root.level)
-    levels = {n: logging.getLogger(n).level for n in ("crcr", "uvicorn", ACCESS_LOGGER)}
-    yield
-    for handler in list(root.handlers):
-        if handler.name == TERMINAL_HANDLER:
-            root.removeHandler(handler)
-    root.handlers[:] = saved[0]
-    root.setLevel(saved[1])
-    for name, level in levels.items():
-        logging.getLogger(name).setLevel(level)
 
 
 def emitted(stream: io.StringIO, logger: str, level: int, message: str, **extra: object) -> str:
@@ -53,7 +37,6 @@ def test_the_default_format_is_text_on_a_terminal_and_json_elsewhere() -> None:
     assert default_format(io.StringIO()) == "json"
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_json_lines_carry_the_context_and_no_ansi_colour_copy() -> None:
     configure_logging("info", "json")
     out = emitted(io.StringIO(), "uvicorn.error", logging.INFO, "Started", color_message="\x1b[1m")
@@ -64,7 +47,6 @@ def test_json_lines_carry_the_context_and_no_ansi_colour_copy() -> None:
     assert "\x1b" not in out
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_text_lines_show_the_context_as_key_values() -> None:
     configure_logging("info", "text")
     out = emitted(io.StringIO(), "crcr.relay", logging.WARNING, "refused", repo="org/a")
@@ -73,7 +55,6 @@ def test_text_lines_show_the_context_as_key_values() -> None:
     assert not out.lstrip().startswith("{")
 
 
-@pytest.mark.usefixtures("restore_logging")
 def test_the_level_applies_to_crcr_and_uvicorn_but_libraries_stay_at_warning() -> None:
     configure_logging("debug", "json")
     assert logging.getLogger("crcr.anything").isEnabledFor(logging.DEBUG)
