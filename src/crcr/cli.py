@@ -19,15 +19,20 @@ app = typer.Typer(
 )
 
 
+def version_text() -> str:
+    """What `crcr version` and `crcr --version` print."""
+    return __version__
+
+
 @app.command()
 def version() -> None:
     """Print the crcr version."""
-    typer.echo(__version__)
+    typer.echo(version_text())
 
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        version()
+        typer.echo(version_text())
         raise typer.Exit()
 
 
