@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 
 import pytest
+from tests.logging_restore import restore_logging  # noqa: F401  (autouse)
 
 REDIS_URL = os.environ.get("CRCR_TEST_REDIS_URL", "redis://127.0.0.1:6379/15")
 POSTGRES_URL = os.environ.get(

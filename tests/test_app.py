@@ -7,11 +7,13 @@ from types import SimpleNamespace
 from typing import Any
 
 import httpx
+from sqlalchemy import create_engine
 from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from crcr.app import RelayApp, create_app
+from crcr.hud.component import Hud
 from crcr.settings import Settings, load_settings
 from crcr.stores.state import StateStoreUnavailable
 
@@ -74,22 +76,50 @@ async def test_behind_a_path_prefix_the_router_decides() -> None:
     assert post.headers["x-through-middleware"] == "yes"
 
 
-async def test_readiness_names_no_host_port_or_path_of_the_store(tmp_path: Path) -> None:
-    class DownStore:
-        async def ping(self) -> None:
-            raise StateStoreUnavailable("Redis at 10.0.0.5:6379 (redis://cache-internal): refused")
+async def readyz(tmp_path: Path, store: object, hud: object = None) -> httpx.Response:
+    """`/readyz` of a relay app whose runtime has this store and in-process HUD."""
 
     async def runtime(settings: Settings) -> Any:
         async def close() -> None:
             return None
 
-        return SimpleNamespace(store=DownStore(), hud=None, close=close)
+        return SimpleNamespace(store=store, hud=hud, close=close)
 
     app = create_app(load_settings(data_dir=tmp_path), runtime=runtime, background=False)
     async with app.router.lifespan_context(app):
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://relay") as client:
-            response = await client.get("/readyz")
+            return await client.get("/readyz")
+
+
+async def test_readiness_names_no_host_port_or_path_of_the_store(tmp_path: Path) -> None:
+    class DownStore:
+        async def ping(self) -> None:
+            raise StateStoreUnavailable("Redis at 10.0.0.5:6379 (redis://cache-internal): refused")
+
+    response = await readyz(tmp_path, DownStore())
 
     assert response.status_code == 503
-    assert response.json() == {"status": "unavailable", "reason": "state store unavailable"}
+    assert response.json() == {"detail": "not ready: state store unavailable"}
+
+
+async def test_readiness_asks_the_results_store_and_names_none_of_its_details(
+    tmp_path: Path,
+) -> None:
+    # A real SQLAlchemy engine on a file that cannot be opened: the driver's own error.
+    unopenable = tmp_path / "no-such-dir" / "hud.db"
+    engine = create_engine(f"sqlite:///{unopenable}")
+
+    class UpStore:
+        async def ping(self) -> None:
+            return None
+
+    hud = SimpleNamespace(ping=lambda: Hud.ping(SimpleNamespace(engine=engine)))  # type: ignore[arg-type]
+    try:
+        response = await readyz(tmp_path, UpStore(), hud)
+    finally:
+        engine.dispose()
+
+    assert response.status_code == 503
+    assert response.json() == {"detail": "not ready: results store unavailable"}
+    assert "no-such-dir" not in response.text

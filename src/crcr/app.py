@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,15 +12,17 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
+from crcr.access_log import AccessLog
+from crcr.api_docs import mount_api_docs
+from crcr.error_bodies import install_error_handlers
 from crcr.metrics_exposition import exposition
+from crcr.openapi_document import complete_openapi
+from crcr.readiness import RESPONSES, readiness
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
 from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings, SettingsError, load_settings
-from crcr.stores.state import StateStoreUnavailable
-
-log = logging.getLogger(__name__)
 
 OpenRuntime = Callable[[Settings], Awaitable[Runtime]]
 
@@ -38,8 +39,12 @@ class RelayApp(FastAPI):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.express_routes: dict[str, ASGIApp] = {}
+        self._logged = AccessLog(self._route)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._logged(scope, receive, send)
+
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http" and scope["method"] == "POST":
             express = self.express_routes.get(scope["path"])
             if express is not None and not scope.get("root_path"):
@@ -78,6 +83,10 @@ def create_app(
 
     app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    install_error_handlers(app)
+    if settings.public_docs:
+        mount_api_docs(app)
+    complete_openapi(app, relay=True)
     app.state.settings = settings
 
     def live() -> Runtime:
@@ -95,17 +104,18 @@ def create_app(
         """Liveness: the process answers."""
         return {"status": "ok"}
 
-    @app.get("/readyz", tags=["ops"])
+    @app.get("/readyz", tags=["ops"], responses=RESPONSES)
     async def readyz(request: Request) -> JSONResponse:
-        """Readiness: the state store answers."""
-        try:
-            await request.app.state.runtime.store.ping()
-        except StateStoreUnavailable as exc:
-            # The detail (host, port, path) is for the operator's log, not the public.
-            log.warning("not ready: state store unavailable: %s", exc)
-            body = {"status": "unavailable", "reason": "state store unavailable"}
-            return JSONResponse(body, status_code=503)
-        return JSONResponse({"status": "ok"})
+        """Readiness: the state store and the in-process HUD's results store answer.
+
+        A remote HUD (`CRCR_HUD_URL`) is not asked: while it is down callbacks are
+        queued and answered 202, so this instance is still worth sending traffic to.
+        """
+        runtime = request.app.state.runtime
+        checks = {"state store": runtime.store.ping}
+        if runtime.hud is not None:
+            checks["results store"] = runtime.hud.ping
+        return await readiness(checks)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
     async def metrics() -> Response:
@@ -133,12 +143,12 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 
 def create_app_from_environment() -> FastAPI:
-    """Factory for uvicorn (`crcr serve`): settings from the environment, JSON logs."""
+    """Factory for uvicorn (`crcr serve`, each worker): settings and logs from the environment."""
     from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-    from crcr.log_format import configure_json_logging
+    from crcr.logging_setup import configure_logging
 
-    configure_json_logging()
     settings = load_settings()
+    configure_logging(settings.log_level, settings.log_format, access_log=settings.access_log)
     missing = settings.missing_for_serving()
     if missing:
         # As `crcr serve` refuses: uvicorn may import this factory without the CLI.

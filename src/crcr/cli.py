@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 import typer
 
 from crcr import __version__
 from crcr.cli_settings import settings_or_exit
+from crcr.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 app = typer.Typer(
     name="crcr",
@@ -17,24 +19,73 @@ app = typer.Typer(
 )
 
 
+def version_text() -> str:
+    """What `crcr version` and `crcr --version` print."""
+    return __version__
+
+
 @app.command()
 def version() -> None:
     """Print the crcr version."""
-    typer.echo(__version__)
+    typer.echo(version_text())
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[str | None], str | None]:
+    def check(value: str | None) -> str | None:
+        if value is not None and value.lower() not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value.lower() if value else value
+
+    return check
+
+
+@app.callback()
+def _root(
+    log_level: str = typer.Option(
+        "info",
+        envvar="CRCR_LOG_LEVEL",
+        callback=_one_of(LOG_LEVELS),
+        help=f"Least severe log level shown: {', '.join(LOG_LEVELS)}.",
+    ),
+    log_format: str | None = typer.Option(
+        None,
+        envvar="CRCR_LOG_FORMAT",
+        callback=_one_of(LOG_FORMATS),
+        help="Log lines as json or text  [default: text on a terminal, else json]",
+    ),
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print the version (as `crcr version`) and exit.",
+    ),
+) -> None:
+    """Cross-Repository CI Relay: relay upstream GitHub events to downstream CI."""
+    configure_logging(log_level, log_format)
 
 
 @app.command()
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to bind."),
-    port: int = typer.Option(8000, help="TCP port to listen on."),
-    workers: int = typer.Option(1, min=1, help="Worker processes."),
+    host: str = typer.Option("127.0.0.1", envvar="CRCR_HOST", help="Interface to bind."),
+    port: int = typer.Option(8000, envvar="CRCR_PORT", help="TCP port to listen on."),
+    workers: int = typer.Option(1, min=1, envvar="CRCR_WORKERS", help="Worker processes."),
     access_log: bool = typer.Option(
-        True, help="Log every request (about a tenth of the CPU of a callback)."
+        True,
+        envvar="CRCR_ACCESS_LOG",
+        help="Log every request (about a tenth of the CPU of a callback).",
     ),
 ) -> None:
     """Run the relay and the HUD (settings from CRCR_* variables)."""
     import uvicorn
 
+    from crcr.logging_setup import uvicorn_log_config
     from crcr.metrics_exposition import metrics_shared_by_workers
 
     settings = settings_or_exit()
@@ -49,8 +100,8 @@ def serve(
             host=host,
             port=port,
             workers=workers,
-            log_level="info",
-            access_log=access_log,
+            log_config=uvicorn_log_config(access_log=access_log),
+            access_log=False,  # crcr.access_log writes it, with the duration
         )
 
 

@@ -1,4 +1,4 @@
-"""Structured (JSON lines) logs for `crcr serve`, carrying each record's context fields.
+"""Log lines as JSON objects or plain text, each carrying its record's context fields.
 
 Modules log with `extra={"delivery_id": ..., "repo": ...}`; this formatter puts those
 fields into the JSON object, so a log pipeline can follow one delivery across the fan-out.
@@ -13,8 +13,24 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-_STANDARD_ATTRIBUTES = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime"}
+# uvicorn adds `color_message`, a copy of the message with ANSI colour codes: never shown.
+_STANDARD_ATTRIBUTES = frozenset(vars(logging.makeLogRecord({}))) | {
+    "message",
+    "asctime",
+    "color_message",
+}
 _SECRET_NAMES = ("token", "secret", "authorization", "password", "private_key")
+
+
+def context_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The `extra={...}` fields of a record, secret-named ones masked."""
+    fields: dict[str, Any] = {}
+    for name, value in vars(record).items():
+        if name in _STANDARD_ATTRIBUTES or name.startswith("_"):
+            continue
+        masked = any(part in name.lower() for part in _SECRET_NAMES)
+        fields[name] = "**********" if masked else value
+    return fields
 
 
 class JsonFormatter(logging.Formatter):
@@ -27,24 +43,21 @@ class JsonFormatter(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
-        for name, value in vars(record).items():
-            if name in _STANDARD_ATTRIBUTES or name.startswith("_"):
-                continue
-            masked = any(part in name.lower() for part in _SECRET_NAMES)
-            entry[name] = "**********" if masked else value
+        entry.update(context_fields(record))
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, default=str)
 
 
-def configure_json_logging(level: int = logging.INFO) -> None:
-    """Send crcr's and uvicorn's logs to stderr as JSON lines."""
-    handler = logging.StreamHandler()
-    handler.setFormatter(JsonFormatter())
-    for name in ("crcr", "uvicorn", "uvicorn.error", "uvicorn.access"):
-        logger = logging.getLogger(name)
-        if name == "uvicorn.access" and not logger.hasHandlers():
-            continue  # `crcr serve --no-access-log`: uvicorn switched it off, keep it so
-        logger.handlers = [handler]
-        logger.setLevel(level)
-        logger.propagate = False
+class TextFormatter(logging.Formatter):
+    """One readable line for a terminal: time, level, logger, message, then `key=value`s."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        time = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        line = f"{time} {record.levelname:<7} {record.name}: {record.getMessage()}"
+        fields = context_fields(record)
+        if fields:
+            line += " " + " ".join(f"{name}={value}" for name, value in fields.items())
+        if record.exc_info:
+            line += "\n" + self.formatException(record.exc_info)
+        return line

@@ -3,9 +3,9 @@
 Middleware rather than per page, so a page added later is covered without anyone
 remembering to. The dashboard has no inline script (only inline `style` attributes), so
 its policy forbids inline and foreign script outright: a link or text a downstream
-smuggled into a page still could not run code. FastAPI's interactive docs load Swagger
-UI from a CDN with an inline bootstrap script, so those two paths get a policy that
-allows exactly that.
+smuggled into a page still could not run code. The interactive docs (crcr.api_docs)
+start Swagger UI, served by crcr itself, with an inline bootstrap script, so that one
+path gets a policy that allows exactly that.
 """
 
 from __future__ import annotations
@@ -19,12 +19,11 @@ PAGE_POLICY = (
     "form-action 'self'; frame-ancestors 'none'"
 )
 DOCS_POLICY = (
-    "default-src 'none'; script-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; "
-    "img-src 'self' data: https://fastapi.tiangolo.com; connect-src 'self'; "
+    "default-src 'none'; script-src 'self' 'unsafe-inline'; "
+    "style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
+DOCS_PATHS = frozenset({"/docs"})
 COMMON_HEADERS = {
     "x-content-type-options": "nosniff",
     "referrer-policy": "strict-origin-when-cross-origin",

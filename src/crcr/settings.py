@@ -19,10 +19,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
 from crcr.config_text import load_json_or_file
 from crcr.hud.levels.criteria import LevelCriteria, level_criteria_from, parse_level_criteria
+from crcr.logging_setup import LOG_FORMATS, LOG_LEVELS
+from crcr.secret_files import SecretFileError, SecretFilesSource
 
 GITHUB_ACTIONS_ISSUER = "https://token.actions.githubusercontent.com"
 
@@ -200,16 +207,58 @@ class Settings(BaseSettings):
     public_docs: bool = False
     self_report_lookups_per_hour: int = Field(default=60, ge=1)
     max_jobs_per_dispatch: int = Field(default=256, ge=1)
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=0, le=65535)
+    workers: int = Field(default=1, ge=1)
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    log_level: str = "info"
+    log_format: str | None = None
+    access_log: bool = True
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """The environment, then `CRCR_<SECRET>_FILE` (crcr.secret_files)."""
+        return (
+            init_settings,
+            env_settings,
+            dotenv_settings,
+            file_secret_settings,
+            SecretFilesSource(settings_cls),
+        )
+
+    @field_validator("log_level")
+    @classmethod
+    def _known_level(cls, value: str) -> str:
+        if value.lower() not in LOG_LEVELS:
+            raise ValueError(f"must be one of {', '.join(LOG_LEVELS)}")
+        return value.lower()
+
+    @field_validator("log_format")
+    @classmethod
+    def _known_format(cls, value: str | None) -> str | None:
+        if not value:
+            return None  # unset: text on a terminal, JSON otherwise
+        if value.lower() not in LOG_FORMATS:
+            raise ValueError(f"must be one of {', '.join(LOG_FORMATS)}")
+        return value.lower()
 
     @property
     def docs_routes(self) -> dict[str, Any]:
-        """FastAPI's `/docs`, `/redoc` and `/openapi.json`, only with `CRCR_PUBLIC_DOCS`.
+        """`/openapi.json` only with `CRCR_PUBLIC_DOCS`; `/docs` is crcr.api_docs' own.
 
-        They describe every route to anyone who asks; an operator opts in.
+        They describe every route to anyone who asks; an operator opts in. FastAPI's
+        `/docs` and `/redoc` load their scripts from CDNs, so neither is used.
         """
-        if self.public_docs:
-            return {}
-        return {"docs_url": None, "redoc_url": None, "openapi_url": None}
+        closed = {} if self.public_docs else {"openapi_url": None}
+        return {"docs_url": None, "redoc_url": None, **closed}
 
     @field_validator("webhook_secret", "github_app_private_key", "hud_token", mode="before")
     @classmethod
@@ -326,6 +375,8 @@ def load_settings(**overrides: Any) -> Settings:
     """Build settings from the environment, turning validation errors into one line."""
     try:
         return Settings(**overrides)
+    except SecretFileError as exc:
+        raise SettingsError(str(exc)) from None
     except ValidationError as exc:
         first = exc.errors()[0]
         field = str(first["loc"][0]) if first["loc"] else "?"

@@ -18,9 +18,14 @@ def demo(
     speed: str = typer.Option(
         "30", "--speed", help="Time compression for simulated CI (30: a 30-minute job takes 1)."
     ),
-    port: str = typer.Option("8000", "--port", help="Port of the dashboard (0: any free port)."),
+    port: str = typer.Option(
+        "8000", "--port", envvar="CRCR_PORT", help="Port of the dashboard (0: any free port)."
+    ),
     data_dir: str = typer.Option(
-        "./crcr-data", "--data-dir", help="Where results and state persist between runs."
+        "./crcr-data",
+        "--data-dir",
+        envvar="CRCR_DATA_DIR",
+        help="Where results and state persist between runs.",
     ),
     open_browser: bool | None = typer.Option(
         None, "--open/--no-open", help="Open the dashboard in a browser (default: in a terminal)."

@@ -195,7 +195,9 @@ class GitHubClient:
         async def refresh() -> None:
             await self.tokens.forget(repo)
 
-        return await self._http.request(method, target, auth=auth, refresh_auth=refresh, **options)
+        return await self._http.request(
+            method, target, auth=auth, refresh_auth=refresh, acting_for=repo, **options
+        )
 
     async def repo_request(
         self, method: str, repo: str, subpath: str = "", **options: Any

@@ -11,6 +11,7 @@ from typing import Any
 import httpx
 
 from crcr import __version__
+from crcr.github import rate_limit
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
 from crcr.http_pools import ClientPools
@@ -86,12 +87,15 @@ class GitHubHttp:
         accept: str | None = None,
         final_ok: Collection[int] = (),
         max_retries: int | None = None,
+        acting_for: str | None = None,
     ) -> httpx.Response:
         """Send one call, retrying what is worth retrying; raise a typed `GitHubError` else.
 
         `path` is either an API path (`/repos/o/r/dispatches`) or an absolute URL from a
         `Link` header. Statuses in `final_ok` are returned instead of raised (a re-run's
-        "already running" 403), unless they are throttling.
+        "already running" 403), unless they are throttling. `acting_for` is the repo whose
+        installation token authenticates the call (None: the App's JWT), whose rate limit
+        the answer's headers report (crcr.github.rate_limit).
         """
         call = f"{method} {httpx.URL(path).path if '://' in path else path}"
         retries = self.policy.max_retries if max_retries is None else max_retries
@@ -118,6 +122,7 @@ class GitHubHttp:
             except httpx.TransportError as exc:
                 message = f"connection failed ({type(exc).__name__})"
             else:
+                rate_limit.observe(rate_limit.installation_of(acting_for), response.headers)
                 status = response.status_code
                 if status < 400:
                     return response

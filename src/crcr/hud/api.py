@@ -14,6 +14,7 @@ from typing import Annotated, Any, Protocol
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
 
+from crcr.error_bodies import ErrorBody
 from crcr.http_body import BodyCut, BodyTooLarge, read_capped_body
 from crcr.hud.ingest import HudIngestor, IngestRejected
 from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
@@ -104,7 +105,11 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
         """Every backend's health over the window (stat cards, table, trends)."""
         return await hud.queries.summary(days, event_type)
 
-    @router.get("/backends/{org}/{repo}", response_model=BackendPage)
+    @router.get(
+        "/backends/{org}/{repo}",
+        response_model=BackendPage,
+        responses={404: {"model": ErrorBody, "description": "No results from this backend."}},
+    )
     async def backend(
         hud: HudDep,
         org: Annotated[str, Path(max_length=100)],

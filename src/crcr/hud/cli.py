@@ -44,17 +44,24 @@ def purge() -> None:
 
 @hud_app.command()
 def serve(
-    host: str = typer.Option("127.0.0.1", help="Interface to bind."),
-    port: int = typer.Option(8001, help="TCP port to listen on."),
-    ssl_certfile: str | None = typer.Option(None, help="Serve HTTPS with this certificate."),
-    ssl_keyfile: str | None = typer.Option(None, help="The certificate's private key."),
-    access_log: bool = typer.Option(True, help="Log one line per request."),
+    host: str = typer.Option("127.0.0.1", envvar="CRCR_HOST", help="Interface to bind."),
+    port: int = typer.Option(8001, envvar="CRCR_PORT", help="TCP port to listen on."),
+    ssl_certfile: str | None = typer.Option(
+        None, envvar="CRCR_SSL_CERTFILE", help="Serve HTTPS with this certificate."
+    ),
+    ssl_keyfile: str | None = typer.Option(
+        None, envvar="CRCR_SSL_KEYFILE", help="The certificate's private key."
+    ),
+    access_log: bool = typer.Option(
+        True, envvar="CRCR_ACCESS_LOG", help="Log one line per request."
+    ),
 ) -> None:
     """Run the HUD alone (ingestion API, JSON API), without the relay."""
     import uvicorn
 
     from crcr.cli_settings import settings_or_exit
     from crcr.hud.component import create_hud_app
+    from crcr.logging_setup import uvicorn_log_config
 
     settings = settings_or_exit()
     if settings.hud_token is None:
@@ -66,8 +73,8 @@ def serve(
         create_hud_app(settings),
         host=host,
         port=port,
-        log_level="info",
-        access_log=access_log,
+        log_config=uvicorn_log_config(access_log=access_log),
+        access_log=False,  # crcr.access_log writes it, with the duration
         ssl_certfile=ssl_certfile,
         ssl_keyfile=ssl_keyfile,
     )

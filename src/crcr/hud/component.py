@@ -17,10 +17,14 @@ from typing import Any
 
 from anyio import to_thread
 from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
 from pydantic import SecretStr
-from sqlalchemy import Engine
+from sqlalchemy import Engine, text
 
 from crcr import __version__
+from crcr.access_log import AccessLog
+from crcr.api_docs import mount_api_docs
+from crcr.error_bodies import install_error_handlers
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -29,6 +33,8 @@ from crcr.hud.levels.providers import DemotionLookup, LevelLookup
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.writer import purge_older_than
+from crcr.openapi_document import complete_openapi
+from crcr.readiness import RESPONSES, readiness
 from crcr.security_headers import SecurityHeaders
 from crcr.settings import Settings
 
@@ -72,6 +78,10 @@ class Hud:
         """Every backend's level status as SPEC §10.1's JSON (for the in-process relay)."""
         return await self.levels.status(now)
 
+    async def ping(self) -> None:
+        """Raise if the results store does not answer a trivial query (for `/readyz`)."""
+        await to_thread.run_sync(_select_one, self.engine)
+
     async def purge_expired(self, now: datetime | None = None) -> int:
         """Delete rows and rollups older than the retention; returns rows deleted."""
         today = (now or datetime.now(UTC)).date()
@@ -96,6 +106,11 @@ class Hud:
                 await self._retention_task
         await self.ingestor.close()
         await to_thread.run_sync(self.engine.dispose)
+
+
+def _select_one(engine: Engine) -> None:
+    with engine.connect() as connection:
+        connection.execute(text("SELECT 1"))
 
 
 async def open_hud(
@@ -150,12 +165,22 @@ def create_hud_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    app.add_middleware(AccessLog)
+    install_error_handlers(app)
+    if settings.public_docs:
+        mount_api_docs(app)
+    complete_openapi(app, relay=False)
     app.state.settings = settings
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
         """Liveness: the process answers."""
         return {"status": "ok"}
+
+    @app.get("/readyz", tags=["ops"], responses=RESPONSES)
+    async def readyz() -> JSONResponse:
+        """Readiness: the results store answers."""
+        return await readiness({"results store": app.state.hud.ping})
 
     mount_hud(app)
     from crcr.hud.web.routes import pages_router

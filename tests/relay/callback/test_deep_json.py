@@ -35,7 +35,7 @@ async def test_a_deeply_nested_body_is_a_bad_request_or_harmless(
 
     if depth > 1024:
         assert response.status_code == 400
-        assert response.json()["error"] == "body: nested deeper than 1024 levels"
+        assert response.json()["detail"] == "body: nested deeper than 1024 levels"
         assert relay.hud.writes == 0
     else:
         assert response.status_code == 200, response.text

@@ -131,7 +131,7 @@ async def test_a_bad_token_is_refused_with_401_and_nothing_is_written(
     response = await relay.post(callback_body("d-1"), token=token)
 
     assert response.status_code == 401, response.text
-    assert BUILDKITE_REASONS.get(forgery, "") in response.json()["error"]
+    assert BUILDKITE_REASONS.get(forgery, "") in response.json()["detail"]
     assert relay.hud.writes == 0
     assert await relay.store.overdue(time.time() + 10**9) == []
 
@@ -141,7 +141,7 @@ async def test_a_missing_authorization_header_is_refused_with_401(relay: Relay) 
 
     assert response.status_code == 401
     assert response.headers["www-authenticate"] == "Bearer"
-    assert "Authorization" in response.json()["error"]
+    assert "Authorization" in response.json()["detail"]
 
 
 async def test_the_refusal_never_echoes_the_token(relay: Relay) -> None:
@@ -173,7 +173,7 @@ async def test_the_repo_comes_from_the_token_not_the_body(relay: Relay) -> None:
     response = await relay.post(callback_body("d-1"), repo="org4/critical")
 
     assert response.status_code == 400
-    assert "delivery_id" in response.json()["error"]
+    assert "delivery_id" in response.json()["detail"]
     assert relay.hud.writes == 0
 
 

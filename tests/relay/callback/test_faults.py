@@ -52,7 +52,7 @@ async def test_an_unreachable_store_fails_closed_with_503(issuer: SandboxIssuer)
 
     assert response.status_code == 503
     assert response.headers["retry-after"]
-    assert "unavailable" in response.json()["error"]
+    assert "unavailable" in response.json()["detail"]
     assert hud.writes == 0
     await dead.close()
 
@@ -78,7 +78,7 @@ async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Rel
     refused = await relay.post(callback_body("d-1", "completed", "rejected-by-hud"))
 
     assert refused.status_code == 422
-    assert "conclusion" in refused.json()["error"]
+    assert "conclusion" in refused.json()["detail"]
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
     assert [event.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
     job = await relay.store.get_job(job_key("d-1"))
@@ -142,7 +142,7 @@ async def test_checks_that_hang_answer_503_and_write_nothing(relay: Relay) -> No
 
     assert response.status_code == 503
     assert response.headers["retry-after"]
-    assert "could not be checked within 0.2 s" in response.json()["error"]
+    assert "could not be checked within 0.2 s" in response.json()["detail"]
     assert await relay.store.get_job(job_key("d-1")) is None
     assert relay.hud.writes == 0
 
@@ -233,6 +233,6 @@ async def test_an_unexpected_failure_is_a_500_with_a_request_id_and_no_details(
     response = await relay.post(callback_body("d-1"))
 
     assert response.status_code == 500
-    assert set(response.json()) == {"error", "request_id"}
+    assert set(response.json()) == {"detail", "request_id"}
     assert "hunter2" not in response.text
     assert "Traceback" not in response.text

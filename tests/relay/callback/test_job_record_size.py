@@ -86,7 +86,7 @@ async def test_an_overlong_string_is_refused_naming_the_field(
     response = await relay.post(body)
 
     assert response.status_code == 400
-    assert response.json()["error"] == f"workflow.{field}: must be at most {length - 1} characters"
+    assert response.json()["detail"] == f"workflow.{field}: must be at most {length - 1} characters"
     assert relay.hud.writes == 0
 
 

@@ -52,7 +52,7 @@ async def test_invented_commits_spend_at_most_the_hourly_lookups(
 
     assert [a.status_code for a in answers] == [400, 400, 400, 429, 429]
     assert len(asked) == 3
-    assert "CRCR_SELF_REPORT_LOOKUPS_PER_HOUR" in answers[-1].json()["error"]
+    assert "CRCR_SELF_REPORT_LOOKUPS_PER_HOUR" in answers[-1].json()["detail"]
     assert int(answers[-1].headers["retry-after"]) > 0
 
 
@@ -65,6 +65,6 @@ async def test_a_dispatch_takes_at_most_the_configured_number_of_jobs(relay: Rel
     other = await relay.post(callback_body("d-2", job_name="job-9"))
 
     assert [a.status_code for a in answers] == [200, 200, 200, 400]
-    assert "CRCR_MAX_JOBS_PER_DISPATCH" in answers[-1].json()["error"]
+    assert "CRCR_MAX_JOBS_PER_DISPATCH" in answers[-1].json()["detail"]
     assert other.status_code == 200
     assert relay.hud.writes == 4

@@ -61,7 +61,7 @@ async def test_a_second_completed_with_another_conclusion_conflicts(relay: Relay
     response = await relay.post(callback_body("d-1", "completed", "failure"))
 
     assert response.status_code == 409
-    assert "success" in response.json()["error"]
+    assert "success" in response.json()["detail"]
     assert relay.hud.only_row()["conclusion"] == "success"
 
 
@@ -84,7 +84,7 @@ async def test_completed_without_in_progress_is_refused_and_nothing_is_written(
     response = await relay.post(callback_body("d-1", "completed", "success"))
 
     assert response.status_code == 400
-    assert "in_progress" in response.json()["error"]
+    assert "in_progress" in response.json()["detail"]
     assert relay.hud.writes == 0
     key = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
     assert await relay.store.get_job(key) is None
@@ -160,7 +160,7 @@ async def test_after_a_late_completion_another_conclusion_conflicts(relay: Relay
     other = await relay.post(callback_body("d-1", "completed", "failure"))
 
     assert other.status_code == 409
-    assert "'success'" in other.json()["error"]
+    assert "'success'" in other.json()["detail"]
     assert relay.hud.only_row()["conclusion"] == "success"
 
 

@@ -36,7 +36,7 @@ async def test_a_link_that_is_not_https_is_refused(relay: Relay, field: str, lin
     response = await relay.post(body)
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith(f"workflow.{field}:")
+    assert response.json()["detail"].startswith(f"workflow.{field}:")
     assert relay.hud.writes == 0
 
 
@@ -73,7 +73,7 @@ async def test_a_body_naming_another_run_than_its_token_is_refused(relay: Relay)
     response = await relay.post(callback_body("d-1", run_id="9001"), token=relay.token(run_id="1"))
 
     assert response.status_code == 400
-    assert response.json()["error"] == "workflow.run_id: does not match the token's run_id"
+    assert response.json()["detail"] == "workflow.run_id: does not match the token's run_id"
     assert relay.hud.writes == 0
 
 
@@ -85,7 +85,7 @@ async def test_a_body_naming_another_attempt_than_its_token_is_refused(relay: Re
     )
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith("workflow.run_attempt:")
+    assert response.json()["detail"].startswith("workflow.run_attempt:")
 
 
 async def test_a_recreated_repository_does_not_inherit_the_level(relay: Relay) -> None:
@@ -98,7 +98,7 @@ async def test_a_recreated_repository_does_not_inherit_the_level(relay: Relay) -
 
     assert first.json() == {"status": "accepted"}
     assert second.status_code == 403
-    assert "repository_id" in second.json()["error"]
+    assert "repository_id" in second.json()["detail"]
     assert relay.hud.writes == 1
 
 
@@ -145,8 +145,8 @@ async def test_only_the_allowlisted_workflow_on_the_allowlisted_ref_may_report(
     allowed = await relay.post(callback_body("d-1"))
 
     assert (from_branch.status_code, other_workflow.status_code) == (403, 403)
-    assert "ref" in from_branch.json()["error"]
-    assert "workflow" in other_workflow.json()["error"]
+    assert "ref" in from_branch.json()["detail"]
+    assert "workflow" in other_workflow.json()["detail"]
     assert allowed.json() == {"status": "accepted"}
 
 

@@ -124,14 +124,17 @@ async def test_a_malformed_body_is_refused_naming_the_field(
     response = await relay.post(body)
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith(message)
+    assert response.json()["detail"].startswith(message)
     await assert_nothing_written(relay)
 
 
 async def test_not_json_is_refused(relay: Relay) -> None:
     response = await relay.post(b"{not json")
 
-    assert (response.status_code, response.json()) == (400, {"error": "body: not valid JSON"})
+    assert (response.status_code, response.json()) == (
+        400,
+        {"detail": "body: not valid JSON", "field": "body"},
+    )
 
 
 @pytest.mark.parametrize("run_id", [9001, "0190f1c2-7d4e-7a55-b1f0-3f2b9e7d1c00"])
@@ -207,7 +210,7 @@ async def test_a_nightly_report_for_an_unknown_commit_is_refused(relay: Relay) -
     response = await relay.post(nightly())
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith("delivery_id: commit")
+    assert response.json()["detail"].startswith("delivery_id: commit")
     assert relay.hud.writes == 0
 
 
@@ -237,7 +240,7 @@ async def test_a_malformed_self_report_is_refused(relay: Relay, body: Any, field
     response = await relay.post(body)
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith(f"{field}:")
+    assert response.json()["detail"].startswith(f"{field}:")
     assert relay.hud.writes == 0
 
 
@@ -260,7 +263,7 @@ async def test_an_echo_that_differs_from_the_dispatch_is_refused(
     response = await relay.post(callback_body("d-1", **overrides))
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith(f"{field}:")
+    assert response.json()["detail"].startswith(f"{field}:")
     await assert_nothing_written(relay)
 
 
@@ -271,7 +274,7 @@ async def test_a_push_callback_is_bound_by_the_pushed_sha(relay: Relay) -> None:
     right = await relay.post(callback_body("d-1", event_type="push", head_sha="c" * 40))
 
     assert wrong.status_code == 400
-    assert wrong.json()["error"].startswith("payload.after:")
+    assert wrong.json()["detail"].startswith("payload.after:")
     assert right.status_code == 200
     assert relay.hud.only_row()["head_sha"] == "c" * 40
 
@@ -280,7 +283,7 @@ async def test_without_a_dispatch_record_nothing_is_accepted(relay: Relay) -> No
     response = await relay.post(callback_body("d-unknown"))
 
     assert response.status_code == 400
-    assert response.json()["error"].startswith("delivery_id:")
+    assert response.json()["detail"].startswith("delivery_id:")
     await assert_nothing_written(relay, "d-unknown")
 
 
@@ -294,7 +297,7 @@ async def test_a_failed_dispatch_accepts_no_callbacks_but_a_pending_one_does(
     pending = await relay.post(callback_body("d-pending"))
 
     assert failed.status_code == 400
-    assert "failed" in failed.json()["error"]
+    assert "failed" in failed.json()["detail"]
     assert pending.status_code == 200
 
 

@@ -148,7 +148,7 @@ async def test_an_unsigned_delivery_is_a_bad_request(relay: Relay) -> None:
         headers={"X-GitHub-Event": "push", "X-GitHub-Delivery": "d"},
     )
     assert response.status_code == 400
-    assert "X-Hub-Signature-256" in response.json()["error"]
+    assert "X-Hub-Signature-256" in response.json()["detail"]
 
 
 async def test_a_wrongly_signed_delivery_is_unauthorised(
@@ -188,14 +188,14 @@ async def post_signed(relay: Relay, body: bytes) -> httpx.Response:
 async def test_a_signed_body_that_is_not_json_is_a_bad_request(relay: Relay) -> None:
     response = await post_signed(relay, b"not json")
     assert response.status_code == 400
-    assert "JSON" in response.json()["error"]
+    assert "JSON" in response.json()["detail"]
 
 
 async def test_a_signed_body_nested_too_deeply_is_a_bad_request(relay: Relay) -> None:
     body = b'{"action": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
     response = await post_signed(relay, body)
     assert response.status_code == 400
-    assert response.json()["error"] == "body is nested deeper than 1024 levels"
+    assert response.json()["detail"] == "body is nested deeper than 1024 levels"
 
 
 @pytest.mark.parametrize("event", ["issues", "workflow_run", "ping"])
@@ -351,8 +351,9 @@ async def test_when_no_dispatch_succeeds_the_answer_is_502(
     sandbox.inject_fault("*/dispatches", status=503)
     response = await relay.send("pull_request", fixture("pull_request_opened.json"))
     assert response.status_code == 502
-    assert response.json()["dispatched"] == []
-    assert len(response.json()["failed"]) == len(DOWNSTREAMS)
+    body = response.json()
+    assert body["detail"] == f"no dispatch succeeded ({len(DOWNSTREAMS)} failed)"
+    assert len(body["errors"]) == len(DOWNSTREAMS)  # each failed dispatch, with its reason
 
 
 async def test_a_relay_restart_between_failure_and_retry_loses_nothing(

@@ -123,7 +123,7 @@ async def test_a_run_github_does_not_know_is_a_failed_delivery(world: World) -> 
     answer = await world.webhook("check_run", payload)
 
     assert answer.status_code == 502
-    [failed] = answer.json()["failed"]
+    [failed] = answer.json()["errors"]
     assert (failed["repo"], failed["run_id"]) == (L4_REPO, RUN_ID)
     assert "404" in failed["error"]
 

@@ -75,7 +75,8 @@ def pages_router(
     level status service (`lambda: app.state.hud.levels`), without which the pages show
     no levels.
     """
-    router = APIRouter(tags=["hud pages"])
+    # HTML for people, not an API: kept out of /openapi.json.
+    router = APIRouter(tags=["hud pages"], include_in_schema=False)
 
     def facade() -> HudQueries:
         return queries if isinstance(queries, HudQueries) else queries()

@@ -47,6 +47,14 @@ REFRESH_FAILURES = Counter(
     "Allowlist refreshes that failed; the last good allowlist stayed in force.",
     ["reason"],
 )
+RELOADS = Counter(
+    "crcr_allowlist_reloads",
+    "Allowlists put in force, by where they came from: fetched from the source (`file`, "
+    "`url`, `github`) or the copy another instance shared through the state store "
+    "(`shared`).",
+    ["source"],
+)
+RELOAD_SOURCES = ("file", "url", "github", "shared")
 LAST_SUCCESS = Gauge(
     "crcr_allowlist_last_success_timestamp_seconds",
     "When the allowlist in force was fetched from its source (Unix time).",
@@ -166,6 +174,7 @@ class AllowlistSource:
         now = self._clock()
         shared = await self._read_shared()
         if not force and shared is not None and now < shared.fetched_at + self.ttl:
+            RELOADS.labels(source="shared").inc()
             return self._install(shared, fresh_until=shared.fetched_at + self.ttl)
         try:
             raw = await self._fetch()
@@ -175,6 +184,7 @@ class AllowlistSource:
         except AllowlistError as exc:
             return self._fall_back("invalid", str(exc), shared, now)
         loaded = _Loaded(allowlist, raw.decode("utf-8"), now)
+        RELOADS.labels(source=_source_label(self.location)).inc()
         await self._write_shared(loaded)
         return self._install(loaded, fresh_until=now + self.ttl)
 
@@ -274,6 +284,15 @@ class AllowlistSource:
         except httpx.HTTPError as exc:
             raise AllowlistFetchError(f"{type(exc).__name__} from {location}") from None
         return b"".join(chunks)
+
+
+def _source_label(location: AllowlistLocation) -> str:
+    """The closed `source` label of a fetch (never the path or URL: unbounded)."""
+    if isinstance(location, FileLocation):
+        return "file"
+    if isinstance(location, UrlLocation):
+        return "url"
+    return "github"
 
 
 def _read_file(path: Path) -> bytes:

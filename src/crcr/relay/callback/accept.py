@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from crcr.error_bodies import error_body
 from crcr.relay.allowlist.model import Level
 from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook, CallbackDeps
 from crcr.relay.callback.hud_body import (
@@ -253,5 +254,5 @@ def forward_answer(result: ForwardResult | None) -> tuple[int, dict[str, Any], s
         return 200, {"status": "accepted"}, "accepted"
     if result.delivery is Delivery.REJECTED:
         message = f"HUD refused the result: {result.message}"
-        return result.status_code, {"error": message}, "hud_rejected"
+        return result.status_code, error_body(message), "hud_rejected"
     return 202, {"status": "queued"}, "queued"

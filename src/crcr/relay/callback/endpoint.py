@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +19,7 @@ from fastapi import APIRouter
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
+from crcr.error_bodies import error_body, new_request_id
 from crcr.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
@@ -126,7 +126,7 @@ async def handle_callback(
         # Fail closed: without the store nothing can be checked or recorded safely.
         log.error("state store unavailable during a callback: %s", exc)
         outcome = "unavailable"
-        status_code, body = 503, {"error": "state store unavailable, retry later"}
+        status_code, body = 503, error_body("state store unavailable, retry later")
         headers = {"Retry-After": "5"}
     except BodyCut as cut:
         # The caller gave up (its own timeout, a busy machine); nothing was written, it
@@ -138,11 +138,13 @@ async def handle_callback(
             extra={"delivery_id": delivery_id},
         )
         outcome = "disconnected"
-        status_code, body = 400, {"error": "client disconnected"}
+        status_code, body = 400, error_body("client disconnected")
     except Exception:
-        request_id = uuid.uuid4().hex
-        log.exception("callback failed (request id %s)", request_id)
-        status_code, body = 500, {"error": "internal error", "request_id": request_id}
+        request_id = new_request_id()
+        log.exception(
+            "callback failed (request id %s)", request_id, extra={"request_id": request_id}
+        )
+        status_code, body = 500, error_body("internal error", request_id=request_id)
     CALLBACKS.labels(outcome=outcome).inc()
     CALLBACK_SECONDS.observe(time.perf_counter() - started)
     return status_code, body, headers
@@ -191,7 +193,7 @@ async def _checked_callback(
         # Nothing is written before the checks end, so the reporter's retry is safe.
         log.warning("callback checks took longer than %g s", deps.check_budget)
         message = f"the callback could not be checked within {deps.check_budget:g} s"
-        raise Answer(503, {"error": f"{message}; retry later"}, {"Retry-After": "5"}) from None
+        raise Answer(503, error_body(f"{message}; retry later"), {"Retry-After": "5"}) from None
     if checked.record is None:
         return await _self_report(deps, checked)
 
@@ -208,7 +210,7 @@ async def _checked_callback(
     if not verdict.accepted:
         if verdict.http_status == 200:
             return 200, {"status": "duplicate"}, "duplicate"
-        raise Answer(verdict.http_status, {"error": verdict.message})
+        raise Answer(verdict.http_status, error_body(verdict.message))
     return forward_answer(job.forward)
 
 
@@ -219,9 +221,9 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         identity = await deps.verifier.verify(header(scope, b"authorization"))
     except KeysUnavailable as exc:
         # Not the caller's fault: answer so that the reporter retries.
-        raise Answer(503, {"error": exc.reason}, {"Retry-After": "30"}) from None
+        raise Answer(503, error_body(exc.reason), {"Retry-After": "30"}) from None
     except TokenRejected as exc:
-        raise Answer(401, {"error": exc.reason}, {"WWW-Authenticate": "Bearer"}) from None
+        raise Answer(401, error_body(exc.reason), {"WWW-Authenticate": "Bearer"}) from None
     verified_repo = identity.repo
 
     # 2. authorisation: results are accepted from L2 and above.
@@ -231,7 +233,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
     try:
         await check_entry_constraints(deps.repository_ids, identity, entry)
     except NotThisRepository as exc:
-        raise Answer(403, {"error": str(exc)}) from None
+        raise Answer(403, error_body(str(exc))) from None
 
     # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)
@@ -256,9 +258,9 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         )
     if not decision.allowed:
         retry_after = str(max(1, decision.retry_after))
-        raise Answer(429, {"error": "rate limit exceeded"}, {"Retry-After": retry_after})
+        raise Answer(429, error_body("rate limit exceeded"), {"Retry-After": retry_after})
     if isinstance(parsed, CallbackRejected):
-        raise Answer(parsed.status_code, {"error": parsed.message})
+        raise Answer(parsed.status_code, error_body(parsed.message))
     for problem in parsed.body.workflow.failure_detail_problems:
         # The downstream's fault, and advisory: said in the log, the callback goes on.
         log.warning(
@@ -287,7 +289,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
             await _count_job(deps, parsed.body.delivery_id, entry.repo)
     except CallbackRejected as exc:
         retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
-        raise Answer(exc.status_code, {"error": exc.message}, retry) from None
+        raise Answer(exc.status_code, error_body(exc.message), retry) from None
     return _Checked(
         verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
     )

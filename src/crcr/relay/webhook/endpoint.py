@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from crcr.error_bodies import error_response, new_request_id
 from crcr.http_body import BodyCut, BodyTooLarge, read_capped_stream
 from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
@@ -77,14 +78,19 @@ def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
                 delivery_id,
                 extra={"delivery_id": delivery_id},
             )
-            response = _answer(400, event, "disconnected", error="client disconnected")
+            response = _refuse(400, event, "disconnected", "client disconnected")
         except StateStoreUnavailable as exc:
             log.error("state store unavailable: %s", exc, extra={"delivery_id": delivery_id})
             error = "state store unavailable, retry later"
-            response = _answer(503, event, "store_unavailable", error=error)
+            response = _refuse(503, event, "store_unavailable", error)
         except Exception:
-            log.exception("webhook failed", extra={"delivery_id": delivery_id})
-            response = _answer(500, event, "error", error="internal error", delivery=delivery_id)
+            request_id = new_request_id()
+            log.exception(
+                "webhook failed (request id %s)",
+                request_id,
+                extra={"delivery_id": delivery_id, "request_id": request_id},
+            )
+            response = _refuse(500, event, "error", "internal error", request_id=request_id)
         return response
 
     return router
@@ -98,21 +104,21 @@ async def _handle(
         body = await read_capped_stream(request, GITHUB_WEBHOOK_BODY_LIMIT, signature.update)
         signature.verify()
     except BodyTooLarge as exc:
-        return _answer(413, event, "too_large", error=str(exc))
+        return _refuse(413, event, "too_large", str(exc))
     except SignatureMissing as exc:
-        return _answer(400, event, "unsigned", error=str(exc))
+        return _refuse(400, event, "unsigned", str(exc))
     except SignatureMismatch as exc:
-        return _answer(401, event, "bad_signature", error=str(exc))
+        return _refuse(401, event, "bad_signature", str(exc))
     if not event:
-        return _answer(400, event, "bad_request", error="missing X-GitHub-Event header")
+        return _refuse(400, event, "bad_request", "missing X-GitHub-Event header")
     if not delivery_id:
-        return _answer(400, event, "bad_request", error="missing X-GitHub-Delivery header")
+        return _refuse(400, event, "bad_request", "missing X-GitHub-Delivery header")
     try:
         payload = load_json(body)
     except InvalidJson as exc:
-        return _answer(400, event, "bad_request", error=f"body is {exc}")
+        return _refuse(400, event, "bad_request", f"body is {exc}")
     if not isinstance(payload, dict):
-        return _answer(400, event, "bad_request", error="body is not a JSON object")
+        return _refuse(400, event, "bad_request", "body is not a JSON object")
 
     decision = route_event(
         event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
@@ -140,6 +146,8 @@ async def _handle(
         )
     if isinstance(decision, Rerequest) and deps.rerequest is not None:
         status, answer = await deps.rerequest(event, payload)
+        if status >= 400:
+            return _refuse(status, event, "rerequested", **answer)
         return _answer(status, event, "rerequested", **answer)
     if not isinstance(decision, Dispatch):
         return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
@@ -152,7 +160,7 @@ async def _fan_out(
     try:
         client_payload = build_client_payload(event, delivery_id, payload)
     except PayloadTooLarge as exc:
-        return _answer(422, event, "too_large", error=str(exc))
+        return _refuse(422, event, "too_large", str(exc))
     allowlist = await deps.allowlist()
     repos = [
         repo
@@ -172,6 +180,9 @@ async def _fan_out(
     failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]
     nothing_sent = failed and not dispatched and not duplicates
     status = 502 if nothing_sent else 200
+    if status == 502:
+        detail = f"no dispatch succeeded ({len(failed)} failed)"
+        return _refuse(status, event, "dispatch_failed", detail, errors=failed)
     log.info(
         "webhook relayed",
         extra={
@@ -184,8 +195,8 @@ async def _fan_out(
     return _answer(
         status,
         event,
-        "dispatched" if status == 200 else "dispatch_failed",
-        ok=status == 200,
+        "dispatched",
+        ok=True,
         dispatched=dispatched,
         failed=failed,
         duplicate=duplicates,
@@ -196,3 +207,9 @@ async def _fan_out(
 def _answer(status: int, event: str, outcome: str, **body: Any) -> JSONResponse:
     metrics.WEBHOOKS.labels(event=metrics.event_label(event), outcome=outcome).inc()
     return JSONResponse(body, status_code=status)
+
+
+def _refuse(status: int, event: str, outcome: str, detail: str, **optional: Any) -> JSONResponse:
+    """An error answer, in the shape of every error body (crcr.error_bodies)."""
+    metrics.WEBHOOKS.labels(event=metrics.event_label(event), outcome=outcome).inc()
+    return error_response(status, detail, **optional)

@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crcr.error_bodies import error_body
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubNotFound
 from crcr.relay.allowlist.model import Allowlist, Level
@@ -107,7 +108,7 @@ class Rerunner:
         else:
             suite_id = (payload.get("check_suite") or {}).get("id")
             if not isinstance(suite_id, int):
-                return 400, {"error": "check_suite.id: required"}
+                return 400, error_body("check_suite.id: required")
             try:
                 listed = await self._github.list_check_runs_in_suite(
                     self._upstream, suite_id, max_retries=self._max_retries
@@ -117,7 +118,7 @@ class Rerunner:
                 # and a redelivery would not change that.
                 return 200, {"ignored": True, "reason": f"check suite {suite_id} not found"}
             except GitHubError as exc:
-                return 502, {"ok": False, "error": f"listing check suite {suite_id}: {exc}"}
+                return 502, error_body(f"listing check suite {suite_id}: {exc}")
             rerun = self._github.rerun_workflow
         allowlist = await self._allowlist()
         judged = [(check_run, why_not_rerunnable(check_run, allowlist)) for check_run in listed]
@@ -130,9 +131,10 @@ class Rerunner:
         started = [r.as_json() for r in results if r.outcome is RerunOutcome.STARTED]
         running = [r.as_json() for r in results if r.outcome is RerunOutcome.ALREADY_RUNNING]
         failed = [r.as_json() for r in results if r.outcome is None]
-        status = 502 if failed and not (started or running) else 200
-        body = {"ok": status == 200, "rerun": started, "already_running": running}
-        return status, {**body, "failed": failed, "skipped": skipped}
+        if failed and not (started or running):
+            return 502, error_body(f"no re-run started ({len(failed)} failed)", errors=failed)
+        body = {"ok": True, "rerun": started, "already_running": running}
+        return 200, {**body, "failed": failed, "skipped": skipped}
 
     async def _rerun_all(
         self, runs: list[DownstreamRun], rerun: Callable[..., Awaitable[RerunOutcome]]
