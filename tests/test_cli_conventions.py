@@ -37,6 +37,10 @@ PER_INVOCATION = {
     ("demo", "open_browser"),
     ("demo", "seed"),
     ("demo", "history"),
+    # A test dispatch names its target each time.
+    ("dispatch", "repo"),
+    ("dispatch", "pr"),
+    ("dispatch", "sha"),
     # The sandbox is a development tool: it stands in for GitHub, configured per run.
     ("sandbox", "host"),
     ("sandbox", "port"),
