@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from tests.hud.web import seed
+from tests.hud.web import failures_seed, seed
 from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
@@ -19,6 +20,21 @@ def hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a live HUD (SQLite file) holding `seed.RESULTS`, posted over HTTP."""
     database = tmp_path_factory.mktemp("hud") / "hud.db"
     with seeded_hud(database, seed.seed, demotion_lookup=seed.DemotionsForTests()) as url:
+        yield url
+
+
+def both_data_sets(client: httpx.Client, token: str, clock: seed.Clock) -> None:
+    """seed.py's results and failures_seed.py's, so pages show every kind of cell and mark."""
+    seed.seed(client, token, clock)
+    failures_seed.seed(client, token, clock)
+
+
+@pytest.fixture(scope="module")
+def full_hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Base URL of a live HUD holding both known data sets (the audit and screenshots)."""
+    database = tmp_path_factory.mktemp("hud") / "hud.db"
+    lookup = seed.DemotionsForTests()
+    with seeded_hud(database, both_data_sets, demotion_lookup=lookup) as url:
         yield url
 
 

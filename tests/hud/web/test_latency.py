@@ -29,3 +29,15 @@ def test_each_chart_is_drawn_for_wide_and_narrow_screens() -> None:
     assert panel.execution_chart.count('<svg class="chart"') == 2
     assert 'class="chart-wide"' in panel.execution_chart
     assert 'class="chart-narrow"' in panel.execution_chart
+
+
+def test_the_figures_behind_the_charts_come_with_them_as_a_table() -> None:
+    points = [
+        samples.latency("org/a", samples.DAYS[0], 10.0),
+        samples.latency("org/a", samples.DAYS[2], 30.0),
+    ]
+    [panel] = latency.latency_panels(points, latency.window_days(7, samples.DAYS[-1]))
+    # Days with samples only: the table lists what the charts draw, not the empty days.
+    assert [day.day for day in panel.days] == [samples.DAYS[0], samples.DAYS[2]]
+    assert panel.days[1].queue == (30.0, 60.0, 120.0)
+    assert panel.days[1].execution == (1800.0, 2700.0, 3600.0)

@@ -89,7 +89,27 @@ async def test_the_stylesheet_is_served_with_a_content_hash_and_cached_for_long(
     assert css.status_code == 200
     assert css.headers["content-type"].startswith("text/css")
     assert "immutable" in css.headers["cache-control"]
-    assert "prefers-color-scheme: dark" in css.text
+    assert "light-dark(" in css.text and '[data-theme="dark"]' in css.text
+
+
+async def test_the_theme_script_is_linked_in_the_head_with_a_content_hash(
+    client: httpx.AsyncClient,
+) -> None:
+    page = await client.get("/crcr/levels")
+    head = page.text.split("</head>")[0]
+    match = re.search(r'<script src="(/crcr/static/theme\.js\?v=[0-9a-f]{12})"></script>', head)
+    assert match is not None  # blocking, in <head>: the stored theme applies before paint
+    script = await client.get(match.group(1))
+    assert script.status_code == 200
+    assert script.headers["content-type"].startswith("text/javascript")
+    assert "immutable" in script.headers["cache-control"]
+    assert "localStorage" in script.text
+
+
+async def test_only_the_known_static_files_are_served(client: httpx.AsyncClient) -> None:
+    response = await client.get("/crcr/static/routes.py")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "no static file named 'routes.py'"}
 
 
 async def test_the_matrix_pages_through_commits_newest_first(client: httpx.AsyncClient) -> None:

@@ -14,8 +14,18 @@ from crcr.hud.web import charts, display
 
 
 @dataclass(frozen=True)
+class LatencyDay:
+    """One day's percentiles as the charts draw them, for the table under the charts
+    (their text alternative: what a screen reader or keyboard reader gets instead)."""
+
+    day: date
+    queue: tuple[float | None, float | None, float | None]
+    execution: tuple[float | None, float | None, float | None]
+
+
+@dataclass(frozen=True)
 class LatencyPanel:
-    """One backend's queue and execution charts on the metrics page."""
+    """One backend's queue and execution charts on the metrics page, and their figures."""
 
     repo: str
     queue_samples: int
@@ -24,6 +34,7 @@ class LatencyPanel:
     latest_execution_p50: float | None
     queue_chart: Markup
     execution_chart: Markup
+    days: tuple[LatencyDay, ...] = ()
 
 
 def _day_x(day: date) -> float:
@@ -70,6 +81,15 @@ def latency_panels(
                 execution_chart=_percentile_chart(
                     f"{repo} execution time",
                     [(p.day, p.execution_p50, p.execution_p90, p.execution_p99) for p in days],
+                ),
+                days=tuple(
+                    LatencyDay(
+                        p.day,
+                        (p.queue_p50, p.queue_p90, p.queue_p99),
+                        (p.execution_p50, p.execution_p90, p.execution_p99),
+                    )
+                    for p in days
+                    if p.queue_samples or p.execution_samples
                 ),
             )
         )

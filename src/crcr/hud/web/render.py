@@ -56,16 +56,24 @@ def environment() -> Environment:
     return env
 
 
+# The files under static/ the pages link, with their media types: nothing else is served.
+STATIC_TYPES = {"hud.css": "text/css", "theme.js": "text/javascript"}
+
+
 @cache
-def stylesheet() -> tuple[bytes, str]:
-    """The CSS and a short hash of it, so its URL changes whenever its content does."""
-    css = resources.files("crcr.hud.web").joinpath("static/hud.css").read_bytes()
-    return css, hashlib.sha256(css).hexdigest()[:12]
+def asset(name: str) -> tuple[bytes, str]:
+    """A static file and a short hash of it, so its URL changes whenever its content does."""
+    body = resources.files("crcr.hud.web").joinpath("static", name).read_bytes()
+    return body, hashlib.sha256(body).hexdigest()[:12]
+
+
+def asset_url(prefix: str, name: str) -> str:
+    """The versioned URL of a static file, safe to cache for ever (see the static route)."""
+    return f"{prefix}/static/{name}?v={asset(name)[1]}"
 
 
 def render(template: str, *, prefix: str, upstream_repo: str, section: str, **context: Any) -> str:
-    """Render a page with the chrome every page shares (navigation, CSS link, footer)."""
-    _, version = stylesheet()
+    """Render a page with the chrome every page shares (navigation, CSS, theme, footer)."""
     nav = (
         ("summary", "Backends", prefix),
         ("levels", "Levels", f"{prefix}/levels"),
@@ -80,7 +88,8 @@ def render(template: str, *, prefix: str, upstream_repo: str, section: str, **co
             nav=nav,
             section=section,
             upstream_repo=upstream_repo,
-            static_url=f"{prefix}/static/hud.css?v={version}",
+            static_url=asset_url(prefix, "hud.css"),
+            theme_script_url=asset_url(prefix, "theme.js"),
             rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             **context,
         )

@@ -8,12 +8,12 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
 from crcr.hud.web import latency, level_views, views
-from crcr.hud.web.render import EVENT_NAMES, render, stylesheet
+from crcr.hud.web.render import EVENT_NAMES, STATIC_TYPES, asset, render
 
 DEFAULT_WINDOW = 7
 PER_PAGE = 25
@@ -96,12 +96,14 @@ def pages_router(
     def pr_href(number: int) -> str:
         return f"{prefix}/pr/{number}"
 
-    @router.get(f"{prefix}/static/hud.css", include_in_schema=False)
-    async def css() -> Response:
-        body, _ = stylesheet()
-        # The page links the CSS with its content hash, so it can be cached for long.
+    @router.get(prefix + "/static/{name}", include_in_schema=False)
+    async def static(name: str) -> Response:
+        if name not in STATIC_TYPES:
+            return JSONResponse({"detail": f"no static file named {name!r}"}, 404)
+        body, _ = asset(name)
+        # Pages link these with their content hash, so they can be cached for long.
         headers = {"Cache-Control": "public, max-age=31536000, immutable"}
-        return Response(body, media_type="text/css", headers=headers)
+        return Response(body, media_type=STATIC_TYPES[name], headers=headers)
 
     @router.get(prefix, response_class=HTMLResponse)
     @router.get(f"{prefix}/", response_class=HTMLResponse, include_in_schema=False)

@@ -1,0 +1,76 @@
+"""Screenshots of each page in both themes for docs/hud.md, taken by the tests.
+
+With CRCR_UPDATE_SCREENSHOTS=1 the test (re)writes docs/screenshots/<page>-<theme>.png;
+otherwise it renders the same pages and checks that every screenshot the docs show is
+committed and is a PNG of the agreed width, without touching the files (the pages carry
+dates and "ago" times, so a fresh picture would dirty git on every run).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+from pathlib import Path
+
+import pytest
+from PIL import Image
+from playwright.sync_api import Browser, Page, expect
+
+pytestmark = pytest.mark.browser
+
+DOCS = Path(__file__).resolve().parents[3] / "docs"
+SCREENSHOTS = DOCS / "screenshots"
+WIDTH, MAX_HEIGHT = 1280, 1000
+UPDATE = os.environ.get("CRCR_UPDATE_SCREENSHOTS") == "1"
+# (name, path): the pages docs/hud.md shows.
+PAGES = (
+    ("summary", "/crcr"),
+    ("backend", "/crcr/acme/gate"),
+    ("pr", "/crcr/pr/500"),
+    ("levels", "/crcr/levels"),
+    ("latency", "/crcr/metrics"),
+    ("nightly", "/crcr/nightly"),
+)
+THEMES = ("light", "dark")
+
+
+def save_small(page: Page, target: Path) -> None:
+    """The top of the page (up to MAX_HEIGHT), in 256 colours: a third of the bytes of
+    Chromium's own PNG and no visible difference for flat UI colours and text."""
+    height = min(MAX_HEIGHT, page.evaluate("document.documentElement.scrollHeight"))
+    shot = page.screenshot(full_page=True, clip={"x": 0, "y": 0, "width": WIDTH, "height": height})
+    image = Image.open(io.BytesIO(shot)).convert("RGB")
+    palette = image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    palette.save(target, "PNG", optimize=True)
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    """Width and height from a PNG's header (its IHDR chunk)."""
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    width, height = struct.unpack(">II", head[16:24])
+    return width, height
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_each_page_is_pictured_in_the_docs(browser: Browser, full_hud_url: str, theme: str) -> None:
+    context = browser.new_context(
+        viewport={"width": WIDTH, "height": 800},
+        color_scheme="dark" if theme == "dark" else "light",
+    )
+    page = context.new_page()
+    try:
+        for name, path in PAGES:
+            response = page.goto(full_hud_url + path)
+            assert response is not None and response.status == 200, name
+            expect(page.locator("main h1")).to_be_visible()
+            target = SCREENSHOTS / f"{name}-{theme}.png"
+            if UPDATE:
+                SCREENSHOTS.mkdir(exist_ok=True)
+                save_small(page, target)
+            assert target.exists(), f"{target} is missing: run with CRCR_UPDATE_SCREENSHOTS=1"
+            assert png_size(target)[0] == WIDTH
+            assert f"screenshots/{target.name}" in (DOCS / "hud.md").read_text(), target.name
+    finally:
+        context.close()
