@@ -13,6 +13,7 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
+from crcr.http_wire import add_wire_middleware
 from crcr.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.webhook.endpoint import webhook_router
@@ -78,6 +79,7 @@ def create_app(
 
     app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     app.state.settings = settings
 
     def live() -> Runtime:

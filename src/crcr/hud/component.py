@@ -21,6 +21,7 @@ from pydantic import SecretStr
 from sqlalchemy import Engine
 
 from crcr import __version__
+from crcr.http_wire import add_wire_middleware
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -150,6 +151,7 @@ def create_hud_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     app.state.settings = settings
 
     @app.get("/healthz", tags=["ops"])

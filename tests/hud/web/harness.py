@@ -17,6 +17,7 @@ from pydantic import SecretStr
 from sqlalchemy import Engine
 from tests.hud.web.seed import Clock
 
+from crcr.http_wire import add_wire_middleware
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -43,6 +44,7 @@ def hud_app(
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
     app = FastAPI()
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     app.state.hud = Hud(
         engine=engine,
         ingestor=HudIngestor(engine, clock=clock),

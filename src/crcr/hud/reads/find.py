@@ -1,7 +1,7 @@
 """What the find box's query names: a pull request, a commit (SHA or prefix), a backend.
 
 The query is read generously, as people paste things: `123`, `#123`, a GitHub pull or
-commit URL, a 4–40 character SHA prefix, `owner/repo` or any part of a backend's name.
+commit URL, a SHA prefix of 4 to 40 characters, `owner/repo` or any part of a backend's name.
 Every reading is looked up and every hit is returned, so the caller can go straight to
 a single match and list several. All lookups use indexes: the PR index, the
 (backend, head SHA) index once per backend (a handful of rows), and the backends table.
@@ -22,7 +22,7 @@ MAX_MATCHES = 20
 MAX_QUERY = 200
 _PULL_URL = re.compile(r"/pull/(\d+)")
 _COMMIT_URL = re.compile(r"/commit/([0-9a-fA-F]{4,40})")
-_SHA = re.compile(r"[0-9a-f]{%d,40}" % MIN_SHA_PREFIX)
+_SHA = re.compile(rf"[0-9a-f]{{{MIN_SHA_PREFIX},40}}")
 
 Kind = Literal["pr", "commit", "backend"]
 
@@ -62,9 +62,7 @@ def _readings(query: str) -> tuple[int | None, str | None, str]:
 
 
 def _prs(connection: Connection, number: int) -> list[FindMatch]:
-    hit = connection.execute(
-        select(JOBS.c.id).where(JOBS.c.pr_number == number).limit(1)
-    ).first()
+    hit = connection.execute(select(JOBS.c.id).where(JOBS.c.pr_number == number).limit(1)).first()
     return [] if hit is None else [FindMatch("pr", f"PR #{number}", pr_number=number)]
 
 

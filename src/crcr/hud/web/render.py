@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -56,16 +57,45 @@ def environment() -> Environment:
     return env
 
 
+ASSET_TYPES = {
+    ".css": "text/css",
+    ".js": "text/javascript",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
+ASSETS = ("hud.css", "live.js", "favicon.svg", "favicon.ico")
+
+
 @cache
+def asset(name: str) -> tuple[bytes, str]:
+    """A static file and a short hash of it, so its URL changes whenever its content does."""
+    body = resources.files("crcr.hud.web").joinpath(f"static/{name}").read_bytes()
+    return body, hashlib.sha256(body).hexdigest()[:12]
+
+
 def stylesheet() -> tuple[bytes, str]:
-    """The CSS and a short hash of it, so its URL changes whenever its content does."""
-    css = resources.files("crcr.hud.web").joinpath("static/hud.css").read_bytes()
-    return css, hashlib.sha256(css).hexdigest()[:12]
+    """The CSS and its content hash."""
+    return asset("hud.css")
 
 
-def render(template: str, *, prefix: str, upstream_repo: str, section: str, **context: Any) -> str:
-    """Render a page with the chrome every page shares (navigation, CSS link, footer)."""
-    _, version = stylesheet()
+def render(
+    template: str,
+    *,
+    prefix: str,
+    upstream_repo: str,
+    section: str,
+    live: Mapping[str, object] | None = None,
+    **context: Any,
+) -> str:
+    """Render a page with the chrome every page shares (navigation, CSS link, footer).
+
+    `live` marks a page that updates in place: the store version it was read at, which
+    the live script compares with `/api/crcr/freshness` (see static/live.js).
+    """
+
+    def asset_url(name: str) -> str:
+        return f"{prefix}/static/{name}?v={asset(name)[1]}"
+
     nav = (
         ("summary", "Backends", prefix),
         ("levels", "Levels", f"{prefix}/levels"),
@@ -80,7 +110,9 @@ def render(template: str, *, prefix: str, upstream_repo: str, section: str, **co
             nav=nav,
             section=section,
             upstream_repo=upstream_repo,
-            static_url=f"{prefix}/static/hud.css?v={version}",
+            static_url=asset_url("hud.css"),
+            asset_url=asset_url,
+            live=live,
             rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             **context,
         )

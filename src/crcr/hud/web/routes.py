@@ -8,15 +8,18 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, Response
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
+from crcr.hud.reads.find import MAX_QUERY, FindMatch
 from crcr.hud.web import latency, level_views, views
-from crcr.hud.web.render import EVENT_NAMES, render, stylesheet
+from crcr.hud.web.render import ASSET_TYPES, ASSETS, EVENT_NAMES, asset, render
 
 DEFAULT_WINDOW = 7
 PER_PAGE = 25
+LIVE_SECONDS = 15.0
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 QueriesSource = HudQueries | Callable[[], HudQueries]
 LevelsSource = Callable[[], LevelStatusService]
@@ -67,13 +70,15 @@ def pages_router(
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
+    live_seconds: float = LIVE_SECONDS,
 ) -> APIRouter:
     """Build the dashboard routes under `prefix`.
 
     `queries` is the HUD's query facade, or a callable returning it when the facade is
     only built at start-up (e.g. `lambda: app.state.hud.queries`); `levels` returns the
     level status service (`lambda: app.state.hud.levels`), without which the pages show
-    no levels.
+    no levels. The summary, backend and PR pages check for new results every
+    `live_seconds` while open (static/live.js).
     """
     router = APIRouter(tags=["hud pages"])
 
@@ -95,12 +100,50 @@ def pages_router(
     def pr_href(number: int) -> str:
         return f"{prefix}/pr/{number}"
 
-    @router.get(f"{prefix}/static/hud.css", include_in_schema=False)
-    async def css() -> Response:
-        body, _ = stylesheet()
-        # The page links the CSS with its content hash, so it can be cached for long.
-        headers = {"Cache-Control": "public, max-age=31536000, immutable"}
-        return Response(body, media_type="text/css", headers=headers)
+    async def live() -> dict[str, object]:
+        # Read before the page's data: a result written in between is caught next poll.
+        return {"version": (await facade().freshness()).version, "seconds": live_seconds}
+
+    def match_href(match: FindMatch) -> str:
+        if match.pr_number is not None:
+            return pr_href(match.pr_number)
+        return backend_href(match.repo or "")
+
+    @router.get(prefix + "/static/{name}", include_in_schema=False)
+    async def static(name: str, request: Request) -> Response:
+        if name not in ASSETS:
+            return Response("no such file", status_code=404, media_type="text/plain")
+        body, version = asset(name)
+        # Pages link assets by content hash (`?v=`): that URL's bytes never change.
+        current = request.query_params.get("v") == version
+        headers = {"Cache-Control": IMMUTABLE if current else "no-cache"}
+        media_type = ASSET_TYPES[name[name.rindex(".") :]]
+        return Response(body, media_type=media_type, headers=headers)
+
+    @router.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        body, _ = asset("favicon.ico")
+        headers = {"Cache-Control": "public, max-age=86400"}
+        return Response(body, media_type="image/x-icon", headers=headers)
+
+    @router.get(f"{prefix}/find", response_class=HTMLResponse)
+    async def find_page(request: Request) -> Response:
+        """Go to the PR, commit or backend the query names; list several; say when none."""
+        query = request.query_params.get("q", "").strip()[:MAX_QUERY]
+        if not query:
+            return page("find.html", "", 400, find_query="", matches=(), match_href=match_href)
+        found = await facade().find(query)
+        if len(found.matches) == 1:
+            return RedirectResponse(match_href(found.matches[0]), status_code=303)
+        status_code = 200 if found.matches else 404
+        return page(
+            "find.html",
+            "",
+            status_code,
+            find_query=query,
+            matches=found.matches,
+            match_href=match_href,
+        )
 
     @router.get(prefix, response_class=HTMLResponse)
     @router.get(f"{prefix}/", response_class=HTMLResponse, include_in_schema=False)
@@ -110,6 +153,7 @@ def pages_router(
             window, event = _window(request.query_params), _event(request.query_params)
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
+        fresh = await live()
         summary = await facade().summary(window, event)
         report = None if levels is None else await levels().report()
         stats = summary.stats
@@ -117,6 +161,7 @@ def pages_router(
         return page(
             "summary.html",
             "summary",
+            live=fresh,
             summary=summary,
             groups=views.group_by_level(summary.backends),
             sparks={row.repo: views.trend_sparkline(row) for row in summary.backends},
@@ -186,11 +231,13 @@ def pages_router(
         """Every backend's jobs for one upstream pull request."""
         if not number.isdigit() or int(number) < 1:
             return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
+        fresh = await live()
         view = await facade().pr(int(number))
         backends = views.pr_backends(view)
         return page(
             "pr.html",
             "",
+            live=fresh,
             view=view,
             backends=backends,
             lead=views.pr_lead_line(backends) if backends else None,
@@ -206,6 +253,7 @@ def pages_router(
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
         full_name = f"{owner}/{repo}"
+        fresh = await live()
         result = await facade().backend(full_name, window, number, per_page, event_type=event)
         if result is None:
             message = f"No results have been recorded for {full_name}."
@@ -215,6 +263,7 @@ def pages_router(
         return page(
             "backend.html",
             "",
+            live=fresh,
             page=result,
             headers=views.matrix_headers(result),
             legend=("success", "failure", "timed_out", "cancelled", "in_progress"),
