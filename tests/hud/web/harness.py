@@ -39,6 +39,7 @@ def hud_app(
     *,
     per_page: int = 25,
     demotion_lookup: DemotionLookup | None = None,
+    live_seconds: float = 15.0,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
@@ -60,6 +61,7 @@ def hud_app(
             levels=lambda: app.state.hud.levels,
             upstream_repo="pytorch/pytorch",
             per_page=per_page,
+            live_seconds=live_seconds,
         )
     )
     return app
