@@ -92,12 +92,14 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
 
 
-def measure_page(client: httpx.Client, path: str, samples: int) -> None:
+def measure_page(client: httpx.Client, pid: int, path: str, samples: int, pages: int) -> None:
     _, plain, _, _ = fetch(client, path, {"accept-encoding": "identity"})
     ttfb, zipped, head, etag = [], 0, 0, ""
+    cpu_before = cpu_seconds([pid])
     for _ in range(samples):
         ms, zipped, head, etag = fetch(client, path, {"accept-encoding": "gzip"})
         ttfb.append(ms)
+    cpu_ms = (cpu_seconds([pid]) - cpu_before) * 1000 / samples
     again = [
         fetch(client, path, {"accept-encoding": "gzip", "if-none-match": etag})
         for _ in range(samples)
@@ -106,7 +108,10 @@ def measure_page(client: httpx.Client, path: str, samples: int) -> None:
     print(
         f"{path}: {plain:,} B plain, {zipped:,} B gzip (+{head} B headers); "
         f"TTFB p50 {pct(ttfb, 50):.1f} ms, p99 {pct(ttfb, 99):.1f} ms; "
-        f"304 revalidation {again[-1][2]} B, TTFB p50 {pct(revalidated, 50):.1f} ms"
+        f"304 revalidation {again[-1][2]} B, TTFB p50 {pct(revalidated, 50):.1f} ms; "
+        f"server CPU {cpu_ms:.1f} ms per render: {pages} open pages redrawing on every "
+        f"{POLL_SECONDS} s poll (a store written to constantly) = "
+        f"{pages / POLL_SECONDS * cpu_ms / 10:.0f} % of one core"
     )
 
 
@@ -151,7 +156,7 @@ def main() -> None:
             f"/crcr/{args.backend}",
             "/api/crcr/summary?days=30",
         ):
-            measure_page(client, path, args.samples)
+            measure_page(client, pid, path, args.samples, args.pages)
         measure_poll(client, pid, args.polls, args.pages)
 
 
