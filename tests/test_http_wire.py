@@ -10,27 +10,16 @@ import pytest
 from fastapi import FastAPI
 from fastapi.responses import PlainTextResponse
 from tests.hud.web import seed
-from tests.hud.web.harness import TOKEN, hud_app
+from tests.hud.web.harness import TOKEN, asgi_client
 
 from crcr.http_wire import GZIP_MINIMUM_BYTES, add_wire_middleware
-from crcr.hud.db import create_results_engine, migrate
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     """The HUD (pages and API) over a seeded SQLite file, with the wire middleware."""
-    engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
-    migrate(engine)
-    transport = httpx.ASGITransport(app=hud_app(engine, seed.Clock()))
-    async with httpx.AsyncClient(transport=transport, base_url="http://hud") as http:
-        for result in seed.RESULTS[:4]:
-            body = seed.result_body(result, seed.Clock().now)
-            posted = await http.post(
-                "/api/crcr/results", json=body, headers={"x-hud-internal-bot": TOKEN}
-            )
-            assert posted.status_code == 200, posted.text
+    async with asgi_client(tmp_path / "hud.db", seed.RESULTS[:4]) as http:
         yield http
-    engine.dispose()
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -15,6 +15,7 @@ from fastapi import FastAPI
 from playwright.sync_api import Page
 from pydantic import SecretStr
 from sqlalchemy import Engine
+from tests.hud.web import seed
 from tests.hud.web.seed import Clock
 
 from crcr.http_wire import add_wire_middleware
@@ -65,6 +66,26 @@ def hud_app(
         )
     )
     return app
+
+
+@asynccontextmanager
+async def asgi_client(
+    database: Path, results: Iterable[seed.Result] = seed.RESULTS
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client of the HUD on a new SQLite file holding `results`."""
+    engine = create_results_engine(f"sqlite:///{database}")
+    migrate(engine)
+    transport = httpx.ASGITransport(app=hud_app(engine, Clock()))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://hud") as http:
+            for result in results:
+                body = seed.result_body(result, Clock().now)
+                headers = {"x-hud-internal-bot": TOKEN}
+                posted = await http.post("/api/crcr/results", json=body, headers=headers)
+                assert posted.status_code == 200, posted.text
+            yield http
+    finally:
+        engine.dispose()
 
 
 class LiveServer:

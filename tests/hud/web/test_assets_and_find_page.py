@@ -10,26 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 from tests.hud.web import seed
-from tests.hud.web.harness import TOKEN, hud_app
-
-from crcr.hud.db import create_results_engine, migrate
+from tests.hud.web.harness import asgi_client
 
 
 @pytest.fixture
 async def client(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
     """The HUD over a SQLite file holding the seeded results."""
-    engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
-    migrate(engine)
-    transport = httpx.ASGITransport(app=hud_app(engine, seed.Clock()))
-    async with httpx.AsyncClient(transport=transport, base_url="http://hud") as http:
-        for result in seed.RESULTS:
-            body = seed.result_body(result, seed.Clock().now)
-            posted = await http.post(
-                "/api/crcr/results", json=body, headers={"x-hud-internal-bot": TOKEN}
-            )
-            assert posted.status_code == 200, posted.text
+    async with asgi_client(tmp_path / "hud.db", seed.RESULTS) as http:
         yield http
-    engine.dispose()
 
 
 async def test_versioned_assets_are_immutable_and_others_revalidate(

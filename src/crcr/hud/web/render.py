@@ -73,11 +73,6 @@ def asset(name: str) -> tuple[bytes, str]:
     return body, hashlib.sha256(body).hexdigest()[:12]
 
 
-def stylesheet() -> tuple[bytes, str]:
-    """The CSS and its content hash."""
-    return asset("hud.css")
-
-
 def render(
     template: str,
     *,
