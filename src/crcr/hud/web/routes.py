@@ -14,6 +14,7 @@ from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
 from crcr.hud.reads.find import MAX_QUERY, FindMatch
 from crcr.hud.web import latency, level_views, views
+from crcr.hud.web.page_cache import PageCache
 from crcr.hud.web.render import ASSET_TYPES, ASSETS, EVENT_NAMES, asset, render
 
 DEFAULT_WINDOW = 7
@@ -85,10 +86,14 @@ def pages_router(
     def facade() -> HudQueries:
         return queries if isinstance(queries, HudQueries) else queries()
 
+    cache = PageCache()
+
     def page(template: str, section: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = render(
             template, prefix=prefix, upstream_repo=upstream_repo, section=section, **context
         )
+        if status_code == 200 and context.get("live"):
+            cache.put(context["live"]["key"], html)
         return HTMLResponse(html, status_code=status_code)
 
     def error(status_code: int, heading: str, message: str) -> HTMLResponse:
@@ -100,9 +105,14 @@ def pages_router(
     def pr_href(number: int) -> str:
         return f"{prefix}/pr/{number}"
 
-    async def live() -> dict[str, object]:
+    async def live(request: Request) -> tuple[dict[str, Any], HTMLResponse | None]:
+        """The live page's marker, and its HTML if already drawn at this version and minute."""
         # Read before the page's data: a result written in between is caught next poll.
-        return {"version": (await facade().freshness()).version, "seconds": live_seconds}
+        version = (await facade().freshness()).version
+        key = cache.key(f"{request.url.path}?{request.url.query}", version)
+        html = cache.get(key)
+        drawn = None if html is None else HTMLResponse(html)
+        return {"version": version, "seconds": live_seconds, "key": key}, drawn
 
     def match_href(match: FindMatch) -> str:
         if match.pr_number is not None:
@@ -153,7 +163,9 @@ def pages_router(
             window, event = _window(request.query_params), _event(request.query_params)
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
-        fresh = await live()
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         summary = await facade().summary(window, event)
         report = None if levels is None else await levels().report()
         stats = summary.stats
@@ -227,11 +239,13 @@ def pages_router(
         )
 
     @router.get(prefix + "/pr/{number}", response_class=HTMLResponse)
-    async def pr_page(number: str) -> HTMLResponse:
+    async def pr_page(number: str, request: Request) -> HTMLResponse:
         """Every backend's jobs for one upstream pull request."""
         if not number.isdigit() or int(number) < 1:
             return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
-        fresh = await live()
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         view = await facade().pr(int(number))
         backends = views.pr_backends(view)
         return page(
@@ -253,7 +267,9 @@ def pages_router(
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
         full_name = f"{owner}/{repo}"
-        fresh = await live()
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         result = await facade().backend(full_name, window, number, per_page, event_type=event)
         if result is None:
             message = f"No results have been recorded for {full_name}."
