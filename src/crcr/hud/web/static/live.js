@@ -124,7 +124,7 @@
       .then(function (html) {
         failing = false;
         checkedAt = Date.now();
-        if (html === null) return;
+        if (html === null || paused) return; // paused mid-fetch: fetched again on resume
         var doc = new DOMParser().parseFromString(html, "text/html");
         var marker = doc.getElementById("live-status");
         var fresh = doc.querySelector("main");
