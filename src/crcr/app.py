@@ -15,6 +15,7 @@ from crcr import __version__
 from crcr.access_log import AccessLog
 from crcr.api_docs import mount_api_docs
 from crcr.error_bodies import install_error_handlers
+from crcr.http_wire import add_wire_middleware
 from crcr.metrics_exposition import exposition
 from crcr.openapi_document import complete_openapi
 from crcr.readiness import RESPONSES, readiness
@@ -83,6 +84,7 @@ def create_app(
 
     app = RelayApp(title="crcr", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     install_error_handlers(app)
     if settings.public_docs:
         mount_api_docs(app)

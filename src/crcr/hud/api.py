@@ -19,6 +19,8 @@ from crcr.http_body import BodyCut, BodyTooLarge, read_capped_body
 from crcr.hud.ingest import HudIngestor, IngestRejected
 from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
 from crcr.hud.reads.backend import BackendPage
+from crcr.hud.reads.find import MAX_QUERY, FindResult
+from crcr.hud.reads.freshness import Freshness
 from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.periodic import PeriodicRow
 from crcr.hud.reads.pr import PrView
@@ -141,6 +143,27 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
     async def periodic(hud: HudDep, days: Days = 7) -> list[PeriodicRow]:
         """Nightly/periodic results: latest tested upstream SHA per backend."""
         return list(await hud.queries.periodic(days))
+
+    @router.get("/find", response_model=FindResult)
+    async def find(
+        hud: HudDep,
+        q: Annotated[
+            str,
+            Query(
+                min_length=1,
+                max_length=MAX_QUERY,
+                description="A PR number (`123`, `#123`), a commit SHA or prefix (4+ hex "
+                "digits), a GitHub pull/commit URL, or part of a backend's name.",
+            ),
+        ],
+    ) -> FindResult:
+        """What the find box's query names: PRs, commits and backends (none: empty list)."""
+        return await hud.queries.find(q)
+
+    @router.get("/freshness", response_model=Freshness)
+    async def freshness(hud: HudDep) -> Freshness:
+        """A marker that changes whenever a result is written; the live pages poll it."""
+        return await hud.queries.freshness()
 
     @router.get("/level-status")
     async def level_status(hud: HudDep) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from crcr import __version__
 from crcr.access_log import AccessLog
 from crcr.api_docs import mount_api_docs
 from crcr.error_bodies import install_error_handlers
+from crcr.http_wire import add_wire_middleware
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -165,6 +166,7 @@ def create_hud_app(settings: Settings) -> FastAPI:
 
     app = FastAPI(title="crcr HUD", version=__version__, lifespan=lifespan, **settings.docs_routes)
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     app.add_middleware(AccessLog)
     install_error_handlers(app)
     if settings.public_docs:

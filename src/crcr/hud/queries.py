@@ -19,6 +19,8 @@ from sqlalchemy import Engine
 from crcr.hud.baseline.reader import read_baseline_verdicts
 from crcr.hud.baseline.verdicts import JobKey, Verdict
 from crcr.hud.reads.backend import BackendPage, read_backend_page
+from crcr.hud.reads.find import FindResult, read_find
+from crcr.hud.reads.freshness import Freshness, read_freshness
 from crcr.hud.reads.latency import LatencyPoint, read_latency
 from crcr.hud.reads.periodic import PeriodicRow, read_periodic
 from crcr.hud.reads.pr import PrView, read_pr
@@ -84,3 +86,11 @@ class HudQueries:
     ) -> tuple[PeriodicRow, ...]:
         """Nightly/periodic view: latest tested upstream SHA and pass rate per backend."""
         return await to_thread.run_sync(read_periodic, self._engine, window_days, now)
+
+    async def find(self, query: str) -> FindResult:
+        """The PRs, commits and backends a find-box query names."""
+        return await to_thread.run_sync(read_find, self._engine, query)
+
+    async def freshness(self) -> Freshness:
+        """The store's change marker, which the live pages poll."""
+        return await to_thread.run_sync(read_freshness, self._engine)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from datetime import datetime
 from pathlib import Path
 
@@ -15,8 +15,10 @@ from fastapi import FastAPI
 from playwright.sync_api import Page
 from pydantic import SecretStr
 from sqlalchemy import Engine
+from tests.hud.web import seed
 from tests.hud.web.seed import Clock
 
+from crcr.http_wire import add_wire_middleware
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.ingest import HudIngestor
@@ -38,11 +40,13 @@ def hud_app(
     *,
     per_page: int = 25,
     demotion_lookup: DemotionLookup | None = None,
+    live_seconds: float = 15.0,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
     app = FastAPI()
     app.add_middleware(SecurityHeaders)
+    add_wire_middleware(app)
     app.state.hud = Hud(
         engine=engine,
         ingestor=HudIngestor(engine, clock=clock),
@@ -58,9 +62,30 @@ def hud_app(
             levels=lambda: app.state.hud.levels,
             upstream_repo="pytorch/pytorch",
             per_page=per_page,
+            live_seconds=live_seconds,
         )
     )
     return app
+
+
+@asynccontextmanager
+async def asgi_client(
+    database: Path, results: Iterable[seed.Result] = seed.RESULTS
+) -> AsyncIterator[httpx.AsyncClient]:
+    """An in-process client of the HUD on a new SQLite file holding `results`."""
+    engine = create_results_engine(f"sqlite:///{database}")
+    migrate(engine)
+    transport = httpx.ASGITransport(app=hud_app(engine, Clock()))
+    try:
+        async with httpx.AsyncClient(transport=transport, base_url="http://hud") as http:
+            for result in results:
+                body = seed.result_body(result, Clock().now)
+                headers = {"x-hud-internal-bot": TOKEN}
+                posted = await http.post("/api/crcr/results", json=body, headers=headers)
+                assert posted.status_code == 200, posted.text
+            yield http
+    finally:
+        engine.dispose()
 
 
 class LiveServer:

@@ -36,9 +36,10 @@ def test_the_pr_page_leads_with_one_line_a_reviewer_can_act_on(
         f"1 with no result from main to compare ({ZETA}) · 1 flaky job passed on re-run"
     )
     expect(lead).to_have_class("lead tone-bad")
-    # The line comes before any backend's panel.
-    assert page.locator("main > *").first.evaluate("e => e.matches('.page-head')")
-    assert page.locator("main > *").nth(1).evaluate("e => e.matches('[data-lead]')")
+    # The line comes before any backend's panel (after the live-update status line).
+    blocks = page.locator("main > :not(#live-status)")
+    assert blocks.first.evaluate("e => e.matches('.page-head')")
+    assert blocks.nth(1).evaluate("e => e.matches('[data-lead]')")
     snapshot(page, artifacts, "pr-failures")
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
@@ -56,8 +58,14 @@ def environment() -> Environment:
     return env
 
 
-# The files under static/ the pages link, with their media types: nothing else is served.
-STATIC_TYPES = {"hud.css": "text/css", "theme.js": "text/javascript"}
+ASSET_TYPES = {
+    ".css": "text/css",
+    ".js": "text/javascript",
+    ".svg": "image/svg+xml",
+    ".ico": "image/x-icon",
+}
+# The files under static/ the pages link: nothing else is served.
+ASSETS = ("hud.css", "theme.js", "live.js", "favicon.svg", "favicon.ico")
 
 
 @cache
@@ -72,8 +80,20 @@ def asset_url(prefix: str, name: str) -> str:
     return f"{prefix}/static/{name}?v={asset(name)[1]}"
 
 
-def render(template: str, *, prefix: str, upstream_repo: str, section: str, **context: Any) -> str:
-    """Render a page with the chrome every page shares (navigation, CSS, theme, footer)."""
+def render(
+    template: str,
+    *,
+    prefix: str,
+    upstream_repo: str,
+    section: str,
+    live: Mapping[str, object] | None = None,
+    **context: Any,
+) -> str:
+    """Render a page with the chrome every page shares (navigation, CSS, theme, footer).
+
+    `live` marks a page that updates in place: the store version it was read at, which
+    the live script compares with `/api/crcr/freshness` (see static/live.js).
+    """
     nav = (
         ("summary", "Backends", prefix),
         ("levels", "Levels", f"{prefix}/levels"),
@@ -90,6 +110,8 @@ def render(template: str, *, prefix: str, upstream_repo: str, section: str, **co
             upstream_repo=upstream_repo,
             static_url=asset_url(prefix, "hud.css"),
             theme_script_url=asset_url(prefix, "theme.js"),
+            asset_url=functools.partial(asset_url, prefix),
+            live=live,
             rendered_at=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"),
             **context,
         )

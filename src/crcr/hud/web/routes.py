@@ -8,15 +8,19 @@ from typing import Any
 from urllib.parse import quote, urlencode
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
+from crcr.hud.reads.find import MAX_QUERY, FindMatch
 from crcr.hud.web import latency, level_views, views
-from crcr.hud.web.render import EVENT_NAMES, STATIC_TYPES, asset, render
+from crcr.hud.web.page_cache import PageCache
+from crcr.hud.web.render import ASSET_TYPES, ASSETS, EVENT_NAMES, asset, render
 
 DEFAULT_WINDOW = 7
 PER_PAGE = 25
+LIVE_SECONDS = 15.0
+IMMUTABLE = "public, max-age=31536000, immutable"
 
 QueriesSource = HudQueries | Callable[[], HudQueries]
 LevelsSource = Callable[[], LevelStatusService]
@@ -67,13 +71,15 @@ def pages_router(
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
+    live_seconds: float = LIVE_SECONDS,
 ) -> APIRouter:
     """Build the dashboard routes under `prefix`.
 
     `queries` is the HUD's query facade, or a callable returning it when the facade is
     only built at start-up (e.g. `lambda: app.state.hud.queries`); `levels` returns the
     level status service (`lambda: app.state.hud.levels`), without which the pages show
-    no levels.
+    no levels. The summary, backend and PR pages check for new results every
+    `live_seconds` while open (static/live.js).
     """
     # HTML for people, not an API: kept out of /openapi.json.
     router = APIRouter(tags=["hud pages"], include_in_schema=False)
@@ -81,10 +87,14 @@ def pages_router(
     def facade() -> HudQueries:
         return queries if isinstance(queries, HudQueries) else queries()
 
+    cache = PageCache()
+
     def page(template: str, section: str, status_code: int = 200, **context: Any) -> HTMLResponse:
         html = render(
             template, prefix=prefix, upstream_repo=upstream_repo, section=section, **context
         )
+        if status_code == 200 and context.get("live"):
+            cache.put(context["live"]["key"], html)
         return HTMLResponse(html, status_code=status_code)
 
     def error(status_code: int, heading: str, message: str) -> HTMLResponse:
@@ -96,14 +106,55 @@ def pages_router(
     def pr_href(number: int) -> str:
         return f"{prefix}/pr/{number}"
 
+    async def live(request: Request) -> tuple[dict[str, Any], HTMLResponse | None]:
+        """The live page's marker, and its HTML if already drawn at this version and minute."""
+        # Read before the page's data: a result written in between is caught next poll.
+        version = (await facade().freshness()).version
+        key = cache.key(f"{request.url.path}?{request.url.query}", version)
+        html = cache.get(key)
+        drawn = None if html is None else HTMLResponse(html)
+        return {"version": version, "seconds": live_seconds, "key": key}, drawn
+
+    def match_href(match: FindMatch) -> str:
+        if match.pr_number is not None:
+            return pr_href(match.pr_number)
+        return backend_href(match.repo or "")
+
     @router.get(prefix + "/static/{name}", include_in_schema=False)
-    async def static(name: str) -> Response:
-        if name not in STATIC_TYPES:
+    async def static(name: str, request: Request) -> Response:
+        if name not in ASSETS:
             return JSONResponse({"detail": f"no static file named {name!r}"}, 404)
-        body, _ = asset(name)
-        # Pages link these with their content hash, so they can be cached for long.
-        headers = {"Cache-Control": "public, max-age=31536000, immutable"}
-        return Response(body, media_type=STATIC_TYPES[name], headers=headers)
+        body, version = asset(name)
+        # Pages link assets by content hash (`?v=`): that URL's bytes never change.
+        current = request.query_params.get("v") == version
+        headers = {"Cache-Control": IMMUTABLE if current else "no-cache"}
+        media_type = ASSET_TYPES[name[name.rindex(".") :]]
+        return Response(body, media_type=media_type, headers=headers)
+
+    @router.get("/favicon.ico", include_in_schema=False)
+    async def favicon() -> Response:
+        body, _ = asset("favicon.ico")
+        headers = {"Cache-Control": "public, max-age=86400"}
+        return Response(body, media_type="image/x-icon", headers=headers)
+
+    @router.get(f"{prefix}/find", response_class=HTMLResponse)
+    async def find_page(request: Request) -> Response:
+        """Go to the PR, commit or backend the query names; list several; say when none."""
+        query = request.query_params.get("q", "").strip()[:MAX_QUERY]
+        if not query:
+            return page("find.html", "", 400, find_query="", matches=(), match_href=match_href)
+        found = await facade().find(query)
+        if len(found.matches) == 1:
+            return RedirectResponse(match_href(found.matches[0]), status_code=303)
+        status_code = 200 if found.matches else 404
+        return page(
+            "find.html",
+            "",
+            status_code,
+            find_query=query,
+            matches=found.matches,
+            match_href=match_href,
+        )
 
     @router.get(prefix, response_class=HTMLResponse)
     @router.get(f"{prefix}/", response_class=HTMLResponse, include_in_schema=False)
@@ -113,6 +164,9 @@ def pages_router(
             window, event = _window(request.query_params), _event(request.query_params)
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         summary = await facade().summary(window, event)
         report = None if levels is None else await levels().report()
         stats = summary.stats
@@ -120,6 +174,7 @@ def pages_router(
         return page(
             "summary.html",
             "summary",
+            live=fresh,
             summary=summary,
             groups=views.group_by_level(summary.backends),
             sparks={row.repo: views.trend_sparkline(row) for row in summary.backends},
@@ -185,15 +240,19 @@ def pages_router(
         )
 
     @router.get(prefix + "/pr/{number}", response_class=HTMLResponse)
-    async def pr_page(number: str) -> HTMLResponse:
+    async def pr_page(number: str, request: Request) -> HTMLResponse:
         """Every backend's jobs for one upstream pull request."""
         if not number.isdigit() or int(number) < 1:
             return error(400, "Bad request", f"PR number must be a positive integer: {number!r}")
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         view = await facade().pr(int(number))
         backends = views.pr_backends(view)
         return page(
             "pr.html",
             "",
+            live=fresh,
             view=view,
             backends=backends,
             lead=views.pr_lead_line(backends) if backends else None,
@@ -209,6 +268,9 @@ def pages_router(
         except BadParameter as exc:
             return error(400, "Bad request", str(exc))
         full_name = f"{owner}/{repo}"
+        fresh, drawn = await live(request)
+        if drawn is not None:
+            return drawn
         result = await facade().backend(full_name, window, number, per_page, event_type=event)
         if result is None:
             message = f"No results have been recorded for {full_name}."
@@ -218,6 +280,7 @@ def pages_router(
         return page(
             "backend.html",
             "",
+            live=fresh,
             page=result,
             headers=views.matrix_headers(result),
             legend=("success", "failure", "timed_out", "cancelled", "in_progress"),
