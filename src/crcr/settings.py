@@ -177,6 +177,8 @@ class Settings(BaseSettings):
     public_docs: bool = False
     self_report_lookups_per_hour: int = Field(default=60, ge=1)
     max_jobs_per_dispatch: int = Field(default=256, ge=1)
+    audit_days: int = Field(default=30, ge=1)
+    audit_max_per_repo: int = Field(default=10000, ge=1)
 
     @property
     def docs_routes(self) -> dict[str, Any]:
