@@ -67,6 +67,7 @@ def _register_component_commands() -> None:
     from crcr.hud.levels import cli as levels_cli
     from crcr.init import cli as init_cli
     from crcr.relay.allowlist import cli as allowlist_cli
+    from crcr.relay.audit import cli as audit_cli
     from crcr.relay.levels.cli import add_sync_command
     from crcr.relay.sweeper import cli as sweep_cli
     from crcr.reporter import cli as reporter_cli
@@ -74,6 +75,7 @@ def _register_component_commands() -> None:
 
     components = (
         allowlist_cli,
+        audit_cli,
         sweep_cli,
         hud_cli,
         levels_cli,
