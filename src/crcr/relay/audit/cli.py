@@ -34,7 +34,8 @@ def parse_since(text: str, *, now: float | None = None) -> float:
         moment = datetime.fromisoformat(text.strip())
     except ValueError:
         raise typer.BadParameter(
-            f"{text!r} is neither an age (30m, 2h, 7d) nor an ISO-8601 time"
+            f"{text!r} is neither an age (30m, 2h, 7d) nor an ISO-8601 time",
+            param_hint="--since",
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
