@@ -68,6 +68,7 @@ def _register_component_commands() -> None:
     from crcr.init import cli as init_cli
     from crcr.relay.allowlist import cli as allowlist_cli
     from crcr.relay.audit import cli as audit_cli
+    from crcr.relay.doctor import cli as doctor_cli
     from crcr.relay.levels.cli import add_sync_command
     from crcr.relay.sweeper import cli as sweep_cli
     from crcr.reporter import cli as reporter_cli
@@ -76,6 +77,7 @@ def _register_component_commands() -> None:
     components = (
         allowlist_cli,
         audit_cli,
+        doctor_cli,
         sweep_cli,
         hud_cli,
         levels_cli,
