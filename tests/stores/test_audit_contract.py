@@ -83,3 +83,16 @@ async def test_entries_older_than_the_age_bound_are_dropped(store: StateStore) -
 async def test_appending_nothing_is_allowed(store: StateStore) -> None:
     await store.append_audit([], keep_seconds=DAY, keep_per_repo=1)
     assert await store.audit_entries() == []
+
+
+async def test_the_count_bound_holds_within_one_percent_over_many_appends(
+    store: StateStore,
+) -> None:
+    now = time.time()
+    for i in range(260):
+        await store.append_audit(
+            [entry("o/r", now - 300 + i, n=i)], keep_seconds=DAY, keep_per_repo=200
+        )
+    kept = await store.audit_entries("o/r", limit=1000)
+    assert 200 <= len(kept) <= 202
+    assert kept[0]["n"] == 259 and kept[199]["n"] == 60

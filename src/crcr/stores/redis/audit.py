@@ -1,8 +1,9 @@
 """The Redis store's allowlist stamp and audit trail (SPEC §12).
 
 Each bucket's audit entries are one sorted set scored by time, trimmed by age and count
-in the same round trip that adds to it; an index (bucket → newest time) lets a reader
-list every bucket. Every command touches one key, so nothing here spans Cluster slots.
+by the script that adds to it; an index (bucket → newest time) lets a reader list every
+bucket. Every command and script touches one key, so nothing here spans Cluster slots;
+one batch of entries costs one round trip whatever its buckets.
 """
 
 from __future__ import annotations
@@ -13,11 +14,23 @@ from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from redis.exceptions import NoScriptError
+
 from crcr.stores.keys import decode_mapping, encode, ttl_milliseconds
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.errors import raise_failed, unavailable_on_error
 
 ALLOWLIST_STAMP = "allowlist"
+
+# KEYS[1] a bucket's sorted set. ARGV: exclusive lower score bound to keep, how many to
+# keep, TTL in ms, then score/member pairs to add.
+APPEND_AUDIT = """
+redis.call('ZADD', KEYS[1], unpack(ARGV, 4))
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+redis.call('ZREMRANGEBYRANK', KEYS[1], 0, -(tonumber(ARGV[2]) + 1))
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
+return 1
+"""
 
 
 class RedisAudit(RedisStoreBase):
@@ -47,25 +60,30 @@ class RedisAudit(RedisStoreBase):
             member = encode({**entry, "bucket": bucket, "~": uuid.uuid4().hex[:12]})
             by_bucket[bucket] += [at, member]
             newest[bucket] = max(at, newest.get(bucket, at))
-        cutoff = max(newest.values()) - keep_seconds
-        commands: list[Sequence[Any]] = []
-        for bucket, pairs in by_bucket.items():
-            key = self._keys.audit(bucket)
-            commands += [
-                ("ZADD", key, *pairs),
-                ("ZREMRANGEBYSCORE", key, "-inf", f"({cutoff}"),
-                ("ZREMRANGEBYRANK", key, 0, -(keep_per_repo + 1)),
-                ("PEXPIRE", key, keep_ms),
-            ]
+        cutoff = f"({max(newest.values()) - keep_seconds}"
         index = self._keys.audit_index()
-        commands += [
+        then: list[Sequence[Any]] = [
             ("ZADD", index, "GT", *(x for b, at in newest.items() for x in (at, b))),
-            ("ZREMRANGEBYSCORE", index, "-inf", f"({cutoff}"),
+            ("ZREMRANGEBYSCORE", index, "-inf", cutoff),
             ("PEXPIRE", index, keep_ms),
         ]
-        with unavailable_on_error():
-            replies = await self._batcher.execute(commands)
-        raise_failed(replies)
+        script = self._script(APPEND_AUDIT)
+        for attempt in range(2):
+            # One single-key script per bucket, all in one round trip shared with other
+            # callers; a retry after Redis lost the script re-adds the same members.
+            commands = [
+                ("EVALSHA", script.sha, 1, self._keys.audit(bucket), cutoff, keep_per_repo,
+                 keep_ms, *pairs)
+                for bucket, pairs in by_bucket.items()
+            ]  # fmt: skip
+            with unavailable_on_error():
+                replies = await self._batcher.execute([*commands, *then])
+            if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
+                with unavailable_on_error():
+                    script.sha = await self._client.script_load(script.script)
+                continue
+            raise_failed(replies)
+            return
 
     async def audit_entries(
         self, bucket: str | None = None, *, since: float = 0.0, limit: int = 1000

@@ -12,6 +12,7 @@ from typing import Any
 
 from crcr.stores.keys import decode_mapping, encode
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value
+from crcr.stores.sqlite.db import SqliteDatabase
 from crcr.stores.sqlite.demotions import NEVER
 
 STAMP_KIND = "stamp"
@@ -26,6 +27,10 @@ DELETE FROM audit WHERE bucket = ? AND seq <= (
 
 class SqliteAudit(SqliteStoreBase):
     """The stamp as a counter in `records`; audit entries as JSON rows of `audit`."""
+
+    def __init__(self, database: SqliteDatabase) -> None:
+        super().__init__(database)
+        self._audit_appends: dict[str, int] = {}
 
     async def allowlist_stamp(self) -> int:
         value = await self._db.read(
@@ -51,15 +56,32 @@ class SqliteAudit(SqliteStoreBase):
             bucket = str(entry["bucket"]).lower()
             rows.append((bucket, float(entry["at"]), encode({**entry, "bucket": bucket})))
         cutoff = max(at for _, at, _ in rows) - keep_seconds
-        buckets = {bucket for bucket, _, _ in rows}
+        due = self._trims_due([bucket for bucket, _, _ in rows], keep_per_repo)
 
         def append(conn: sqlite3.Connection, now: float) -> None:
             conn.executemany("INSERT INTO audit (bucket, at, entry) VALUES (?, ?, ?)", rows)
             conn.execute("DELETE FROM audit WHERE at < ?", (cutoff,))
-            for bucket in buckets:
+            for bucket in due:
                 conn.execute(_TRIM_BUCKET, (bucket, bucket, keep_per_repo))
 
         await self._db.write(append)
+
+    def _trims_due(self, buckets: list[str], keep_per_repo: int) -> set[str]:
+        """The buckets to trim to `keep_per_repo` now.
+
+        A trim walks the bucket's index up to `keep_per_repo` rows, so a bucket is
+        trimmed once its appends here reach 1 % of the bound (at least every append for
+        bounds under 100): it holds at most 1 % more per instance between trims.
+        """
+        slack = keep_per_repo // 100
+        counts = self._audit_appends
+        due = set()
+        for bucket in buckets:
+            counts[bucket] = counts.get(bucket, 0) + 1
+            if counts[bucket] > slack:
+                counts[bucket] = 0
+                due.add(bucket)
+        return due
 
     async def audit_entries(
         self, bucket: str | None = None, *, since: float = 0.0, limit: int = 1000
