@@ -30,6 +30,10 @@ def dropped() -> float:
     return REGISTRY.get_sample_value("crcr_audit_dropped_total") or 0.0
 
 
+def write_failures() -> float:
+    return REGISTRY.get_sample_value("crcr_audit_write_failures_total") or 0.0
+
+
 def not_stored(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [r for r in caplog.records if r.getMessage().startswith("audit entry not stored")]
 
@@ -76,12 +80,15 @@ async def test_a_store_outage_is_retried_and_what_stays_unwritten_is_logged(
 ) -> None:
     unreachable = RedisStateStore.from_url("redis://127.0.0.1:1/0", timeout=0.2)
     trail = AuditTrail(
-        unreachable, keep_days=30, keep_per_repo=100, retry_delay=0.01, close_budget=0.3
+        unreachable, keep_days=30, keep_per_repo=100, retry_delay=0.01, close_budget=0.1
     )
-    before = dropped()
+    before, failed_before = dropped(), write_failures()
     try:
         trail.record(dispatch_entry("org/r", "d-outage", "sent", None))
-        await asyncio.sleep(0)  # let the writer start and fail
+        deadline = time.monotonic() + 30
+        while write_failures() == failed_before:  # the writer tried, and failed
+            assert time.monotonic() < deadline, "the writer never tried"
+            await asyncio.sleep(0.01)
         await trail.aclose()
     finally:
         await unreachable.close()
