@@ -1,12 +1,13 @@
 """The audit trail's writer: decisions recorded without slowing the callback (SPEC §12).
 
 The callback path only appends an entry to a bounded in-memory buffer and logs it; a
-background task writes what has gathered (for `LINGER` seconds) to the state store, one
-round trip (Redis) or transaction (SQLite) per batch, shared by every instance. A store outage is ridden
-out by retrying the batch; should the buffer fill meanwhile, or the process stop before
-it drained, each entry not stored is said in a WARNING log line with its fields (and
-counted in `crcr_audit_dropped_total`): never lost silently. Every decision also has
-its own log line (INFO accepted or duplicate, WARNING refused) carrying the same fields.
+background task writes what has gathered (for `LINGER` seconds) to the state store,
+one round trip (Redis) or transaction (SQLite) per batch, shared by every instance. A
+store outage is ridden out by retrying the batch; should the buffer fill meanwhile, or
+the process stop before it drained, each entry not stored is said in a WARNING log line
+with its fields (and counted in `crcr_audit_dropped_total`): never lost silently. Every
+decision also has its own log line (INFO accepted or duplicate, WARNING refused)
+carrying the same fields.
 """
 
 from __future__ import annotations
