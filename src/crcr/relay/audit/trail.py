@@ -137,9 +137,16 @@ class AuditTrail:
             self._writer = None
 
 
+_NOT_LOGGED = frozenset({"bucket", "kind", "at"})
+"""Storage fields the log line has in other forms (its message, its own time)."""
+
+
 def _log_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """An entry's fields as log extras, under the same names (none is a log record's)."""
-    return {name: value for name, value in entry.items() if value is not None}
+    """An entry's fields as log extras, under the same names (none is a log record's).
+
+    Each extra field costs the JSON formatter a few µs: absent ones are left out.
+    """
+    return {k: v for k, v in entry.items() if v is not None and k not in _NOT_LOGGED}
 
 
 def _dropped(entries: list[dict[str, Any]], why: str) -> None:
