@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 
 import pytest
+from prometheus_client import REGISTRY
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import StoreOpener
 from tests.relay.checks_harness import (
@@ -29,6 +30,7 @@ from tests.relay.checks_harness import (
     sandbox_app,
 )
 
+from crcr.relay.checks.publisher import CHECKS_QUEUE
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.webhooks import push_event
@@ -58,6 +60,11 @@ async def instances(
             world.runtime.sweeper.extra_steps.clear()
             worlds.append(world)
         yield worlds[0], worlds[1]
+
+
+def unwanted_check_runs() -> float:
+    sample = REGISTRY.get_sample_value("crcr_check_runs_total", {"result": "unwanted"})
+    return sample or 0.0
 
 
 def allowlist_push() -> dict[str, object]:
@@ -106,11 +113,20 @@ async def test_a_removed_backend_is_refused_on_every_instance_within_seconds(
     # dropped.
     finished = await b.report(L4_REPO, delivery, "completed", "success")
     assert finished.json() == {"status": "ignored"}
+    # A check-run item of the job still queued (a retry, a timeout) is settled unsent.
+    assert b.runtime.audit is not None
+    await b.runtime.audit.flush()
+    (started_entry,) = [
+        e for e in await b.runtime.store.audit_entries(L4_REPO) if e["decision"] == "accepted"
+    ]
+    job = {"job_key": started_entry["job_key"], "state": "IN_PROGRESS"}
+    await b.runtime.store.enqueue(CHECKS_QUEUE, "late-item", job)
+    unwanted = unwanted_check_runs()
     await b.settle()
     assert len(b.check_runs()) == runs_before
     assert (await b.runtime.store.queue_stats(DISPATCH_QUEUE)).depth == 0
     assert len(sandbox.dispatches(L4_REPO)) == dispatched_before
-    assert b.runtime.audit is not None
+    assert unwanted_check_runs() == unwanted + 1
     await b.runtime.audit.flush()
     trail = await b.runtime.store.audit_entries(L4_REPO)
     callbacks = [e for e in trail if e["kind"] == "callback"]
