@@ -39,7 +39,6 @@ def facts(n: int) -> CallbackFacts:
         repo=repo,
         subject=f"repo:{repo}:ref:refs/heads/main",
         issuer="https://token.actions.githubusercontent.com",
-        issuer_kind="github",
     )
     delivery = str(uuid.UUID(int=n))
     found.described(delivery, f"{delivery}:{repo}:7000000001:1:job-{n}", "completed", "success")

@@ -35,7 +35,6 @@ class CallbackFacts:
     repo: str | None = None
     subject: str | None = None
     issuer: str | None = None
-    issuer_kind: str | None = None
     delivery_id: str | None = None
     job_key: str | None = None
     reported: str | None = None
@@ -45,7 +44,6 @@ class CallbackFacts:
         self.repo = identity.repo
         self.subject = _text(identity.claims.get("sub"))
         self.issuer = _text(identity.claims.get("iss"))
-        self.issuer_kind = identity.issuer_kind
 
     def described(
         self, delivery_id: str, job_key: str | None, status: str, conclusion: str | None
