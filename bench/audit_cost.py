@@ -21,8 +21,7 @@ import time
 import uuid
 from pathlib import Path
 
-import redis.asyncio as redis
-
+from bench.revocation import forget
 from crcr.log_format import JsonFormatter
 from crcr.relay.audit.entries import CallbackFacts
 from crcr.relay.audit.trail import AuditTrail
@@ -99,10 +98,7 @@ async def main(decisions: int, redis_url: str) -> None:
         redis_store = RedisStateStore.from_url(redis_url, prefix=prefix)
         await measure(redis_store, f"Redis, batches of {batch}", decisions, batch)
         await redis_store.close()
-        client = redis.Redis.from_url(redis_url)
-        async for key in client.scan_iter(match=f"{prefix}*", count=1000):
-            await client.delete(key)
-        await client.aclose()
+        await forget(redis_url, prefix)
 
 
 if __name__ == "__main__":

@@ -157,7 +157,7 @@ async def measure(kind: str, rounds: int, redis_url: str, work: Path) -> list[fl
 
 
 async def forget(redis_url: str, prefix: str) -> None:
-    """Delete this run's keys (the stamp never expires)."""
+    """Delete a run's keys under `prefix` (the allowlist stamp never expires)."""
     client = redis.Redis.from_url(redis_url)
     try:
         async for key in client.scan_iter(match=f"{prefix}*", count=1000):
