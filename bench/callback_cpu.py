@@ -1,7 +1,8 @@
 """CPU per callback through the relay app itself: no HTTP server, no load generator.
 
-Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16]`, or under
-py-spy to see where a callback's CPU goes.
+Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16] [--state sqlite]
+[--no-audit]`, or under py-spy to see where a callback's CPU goes. `--no-audit` leaves
+the audit trail out (its log line and its writes), to measure what it costs.
 
 The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD, the
 serving GC settings; the sweeper left out, as its timed work is not callback work) and
@@ -28,6 +29,7 @@ from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
 from bench.callbacks import DEFAULT_REDIS_URL, relay_world
 from crcr.app import create_app
 from crcr.gc_tuning import freeze_what_exists, tune_for_serving
+from crcr.log_format import configure_json_logging
 from crcr.settings import load_settings
 
 Message = dict[str, Any]
@@ -85,6 +87,8 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
     tune_for_serving()
     answers: Counter[str] = Counter()
     async with app.router.lifespan_context(app):  # startup and shutdown, as uvicorn runs them
+        if args.no_audit:
+            app.state.runtime.callback.audit = None
         pending = iter(range(0, len(requests), 2))
 
         async def client() -> None:
@@ -95,6 +99,8 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
 
         started = time.process_time()
         await asyncio.gather(*(client() for _ in range(args.concurrency)))
+        if app.state.runtime.audit is not None:
+            await app.state.runtime.audit.flush()  # its writes are part of the cost
         cpu = time.process_time() - started
     print(
         f"{len(requests)} callbacks: {1e6 * cpu / len(requests):.0f} µs CPU each; {dict(answers)}"
@@ -110,10 +116,17 @@ def main() -> None:
     parser.add_argument("--tokens-per-repo", type=int, default=10)
     parser.add_argument("--rate-limit", type=int, default=1_000_000)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--state", choices=("redis", "sqlite"), default="redis")
+    parser.add_argument("--no-audit", action="store_true", help="leave the audit trail out")
+    parser.add_argument(
+        "--json-logs", action="store_true", help="log as `crcr serve` does (JSON at INFO)"
+    )
     parser.add_argument(
         "--relay-env", action="append", default=[], help="KEY=VALUE for the relay's environment"
     )
     args = parser.parse_args()
+    if args.json_logs:
+        configure_json_logging()
     with relay_world(args) as world:
         os.environ.update(world.env)
         uvloop.run(drive(args, world.tokens))

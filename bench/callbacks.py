@@ -46,6 +46,8 @@ from bench.serving import serve_in_thread
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
+from crcr.stores.state import StateStore
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 AUDIENCE = "pytorch-cross-repo-ci-relay"
@@ -125,9 +127,20 @@ class Relay:
         return process_tree(self.process.pid)
 
 
-async def write_dispatch_records(redis_url: str, repos: list[str], deliveries: int) -> None:
-    """One record per (delivery, repo), as the webhook's fan-out writes them."""
-    store = RedisStateStore.from_url(redis_url)
+async def write_dispatch_records(
+    redis_url: str | None, repos: list[str], deliveries: int, sqlite_path: Path | None = None
+) -> None:
+    """One record per (delivery, repo), as the webhook's fan-out writes them.
+
+    In Redis at `redis_url`, or (`redis_url` None) in the SQLite state store at `sqlite_path`.
+    """
+    store: StateStore
+    if redis_url is None:
+        assert sqlite_path is not None
+        sqlite_path.parent.mkdir(parents=True, exist_ok=True)
+        store = await SqliteStateStore.open(sqlite_path)
+    else:
+        store = RedisStateStore.from_url(redis_url)
     try:
         for index in range(deliveries):
             event = delivery_event(index)
@@ -171,8 +184,10 @@ class RelayWorld:
 def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
     """Issuer, allowlist, dispatch records and tokens, on a fresh Redis database."""
     repos = bench_repos(args.repos)
+    sqlite = getattr(args, "state", "redis") == "sqlite"
     flush = redis.Redis.from_url(args.redis_url)
-    flush.flushdb()
+    if not sqlite:
+        flush.flushdb()
     issuer = SandboxIssuer("http://127.0.0.1:0/oidc")  # the real URL is known once serving
     with (
         tempfile.TemporaryDirectory(prefix="crcr-bench-") as tmp,
@@ -196,7 +211,11 @@ def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
             CRCR_RATE_LIMIT_PER_MIN=str(args.rate_limit),
         )
         env.update(setting.split("=", 1) for setting in args.relay_env)  # e.g. CRCR_HUD_URL
-        asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries))
+        if sqlite:  # the embedded state store, in the relay's data directory
+            del env["CRCR_REDIS_URL"]
+        sqlite_path = Path(env["CRCR_DATA_DIR"]) / "state.db"
+        redis_url = None if sqlite else args.redis_url
+        asyncio.run(write_dispatch_records(redis_url, repos, args.deliveries, sqlite_path))
         expires = int(time.time()) + TOKEN_LIFETIME
         tokens = {
             repo: [
@@ -208,7 +227,8 @@ def relay_world(args: argparse.Namespace) -> Iterator[RelayWorld]:
         try:
             yield RelayWorld(env, tokens)
         finally:
-            flush.flushdb()
+            if not sqlite:
+                flush.flushdb()
             flush.close()
 
 

@@ -118,6 +118,8 @@ def _register_component_commands() -> None:
     from crcr.hud.levels import cli as levels_cli
     from crcr.init import cli as init_cli
     from crcr.relay.allowlist import cli as allowlist_cli
+    from crcr.relay.audit import cli as audit_cli
+    from crcr.relay.doctor import cli as doctor_cli
     from crcr.relay.levels.cli import add_sync_command
     from crcr.relay.sweeper import cli as sweep_cli
     from crcr.relay.webhook import cli as dispatch_cli
@@ -126,6 +128,8 @@ def _register_component_commands() -> None:
 
     components = (
         allowlist_cli,
+        audit_cli,
+        doctor_cli,
         sweep_cli,
         dispatch_cli,
         hud_cli,

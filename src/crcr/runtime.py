@@ -22,7 +22,9 @@ from crcr.hud.levels.providers import Demotion as HudDemotion
 from crcr.hud.levels.providers import LevelLookup
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
+from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
+from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.checks.confirmer import ConclusionConfirmer
@@ -64,6 +66,7 @@ class Runtime:
     confirmer: ConclusionConfirmer | None = None
     demotions: DemotionBook | None = None
     levels: LevelRefresh | None = None
+    audit: AuditTrail | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -138,6 +141,10 @@ async def open_runtime(
     )
     closers.append(source.aclose)
     demotions = DemotionBook(store)
+    audit = AuditTrail(
+        store, keep_days=settings.audit_days, keep_per_repo=settings.audit_max_per_repo
+    )
+    closers.append(audit.aclose)  # after every component that records to it has closed
     hud = None
     if not settings.hud_url:
         hud = await open_hud(
@@ -154,6 +161,7 @@ async def open_runtime(
         is_permanent=is_permanent_dispatch_failure,
         record_ttl=settings.status_ttl,
         concurrency=settings.dispatch_concurrency,
+        audit=audit,
     )
     checks = CheckPublisher(
         store=store,
@@ -162,6 +170,7 @@ async def open_runtime(
         settings=settings,
         levels=demotions,
         baseline=hud,
+        audit=audit,
     )
     confirmer = ConclusionConfirmer(
         store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl
@@ -184,6 +193,7 @@ async def open_runtime(
         fanout=fanout,
         backfill_checks=checks.backfill,
         rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
+        allowlist_pushed=push_hook(source, settings.upstream_repo),
     )
     callback = CallbackDeps(
         store=store,
@@ -196,9 +206,10 @@ async def open_runtime(
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
         on_accepted=[checks.on_accepted, confirmer.on_accepted],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
+        audit=audit,
     )
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
-    redelivery = replace(fanout, send=_sender(github, None))
+    redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))
     sweeper = Sweeper(
         store,
         forwarder,
@@ -230,6 +241,7 @@ async def open_runtime(
         confirmer=confirmer,
         demotions=demotions,
         levels=levels,
+        audit=audit,
         _closers=closers,
     )
 
@@ -239,6 +251,13 @@ DISPATCH_PARALLEL = 8
 
 IN_REQUEST_RETRIES = 2
 """Retries of a dispatch while GitHub's webhook request waits; the queue does the rest."""
+
+
+def _listed(source: AllowlistSource) -> Callable[[str], Awaitable[bool]]:
+    async def still_listed(repo: str) -> bool:
+        return (await source.get()).entry(repo) is not None
+
+    return still_listed
 
 
 def _sender(github: GitHubClient, max_retries: int | None) -> SendDispatch:

@@ -215,6 +215,8 @@ class Settings(BaseSettings):
     log_level: str = "info"
     log_format: str | None = None
     access_log: bool = True
+    audit_days: int = Field(default=30, ge=1)
+    audit_max_per_repo: int = Field(default=10000, ge=1)
 
     @classmethod
     def settings_customise_sources(

@@ -53,12 +53,21 @@ def _installation_json(
 async def get_app(request: Request) -> Response:
     """`GET /app`: the authenticated App."""
     github = require_app(request)
+    slug = github.app.slug
     return answer(
         {
             "id": github.app.app_id,
-            "slug": github.app.slug,
-            "name": github.app.slug,
+            "node_id": f"A_{github.app.app_id}",
+            "slug": slug,
+            "name": slug,
+            "owner": user("sandbox-org", kind="Organization"),
+            "description": "The sandbox's stand-in for the relay's GitHub App.",
+            "external_url": "https://github.com",
+            "html_url": f"https://github.com/apps/{slug}",
+            "created_at": "2026-01-01T00:00:00Z",
+            "updated_at": "2026-01-01T00:00:00Z",
             "permissions": PERMISSIONS,
+            "events": ["check_run", "check_suite", "pull_request", "push"],
         }
     )
 

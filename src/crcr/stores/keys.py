@@ -136,3 +136,12 @@ class RedisKeys:
 
     def demotions(self) -> str:
         return self._tagged("demotions")
+
+    def stamp(self, name: str) -> str:
+        return self._tagged("stamp", name)
+
+    def audit(self, bucket: str) -> str:
+        return self._tagged("audit", bucket)
+
+    def audit_index(self) -> str:
+        return self._tagged("audit-index")

@@ -92,3 +92,51 @@ def test_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
 
     assert result.exit_code == 2
     assert "does not exist" in result.output
+
+
+# --- crcr allowlist reload (SPEC §12) -------------------------------------------------
+
+
+def test_reload_moves_the_stamp_and_prints_the_allowlist_in_force(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+
+    from crcr.stores.sqlite.state import SqliteStateStore
+
+    allowlist = tmp_path / "allowlist.yml"
+    allowlist.write_text("L2:\n  - org/kept\n")
+    monkeypatch.setenv("CRCR_ALLOWLIST", str(allowlist))
+    monkeypatch.setenv("CRCR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CRCR_REDIS_URL", raising=False)
+
+    first, second = crcr("allowlist", "reload"), crcr("allowlist", "reload")
+
+    assert first.exit_code == 0, first.output
+    assert first.stdout.splitlines()[:2] == [
+        "allowlist stamp moved to 1: every instance re-reads it",
+        f"{allowlist}: valid allowlist, 1 repository",
+    ]
+    assert second.stdout.startswith("allowlist stamp moved to 2")
+
+    async def stamp() -> int:
+        store = await SqliteStateStore.open(tmp_path / "data" / "state.db")
+        try:
+            return await store.allowlist_stamp()
+        finally:
+            await store.close()
+
+    assert asyncio.run(stamp()) == 2
+
+
+def test_reload_without_a_readable_allowlist_exits_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CRCR_ALLOWLIST", str(tmp_path / "missing.yml"))
+    monkeypatch.setenv("CRCR_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.delenv("CRCR_REDIS_URL", raising=False)
+
+    result = crcr("allowlist", "reload")
+
+    assert result.exit_code == 1
+    assert "missing.yml" in result.output

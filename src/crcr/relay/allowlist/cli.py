@@ -1,13 +1,18 @@
-"""`crcr allowlist check`: validate an allowlist file, for the upstream repository's CI."""
+"""`crcr allowlist check` validates an allowlist file (for the upstream's CI); `crcr allowlist
+reload` makes every relay instance re-read the allowlist now (SPEC §12, revocation)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from crcr.relay.allowlist.model import Allowlist, AllowlistError, Level, parse_allowlist
+
+if TYPE_CHECKING:
+    from crcr.settings import Settings
 
 allowlist_app = typer.Typer(
     name="allowlist",
@@ -50,7 +55,59 @@ def check(
         typer.echo(line)
 
 
-def summary_lines(file: Path, allowlist: Allowlist) -> list[str]:
+@allowlist_app.command("reload")
+def reload() -> None:
+    """Make every relay instance re-read CRCR_ALLOWLIST within seconds, not at its TTL.
+
+    Moves the allowlist's version stamp in the state store (CRCR_REDIS_URL, or the
+    SQLite file in CRCR_DATA_DIR): each instance checks it before its callback
+    decisions. Use it after removing a misbehaving downstream, when the change did not
+    arrive as a push webhook. Prints the allowlist now in force (exit 0), or why none
+    could be read (exit 1: the instances keep their last good one).
+    """
+    from crcr.cli_settings import settings_or_exit
+    from crcr.relay.allowlist.source import AllowlistUnavailable
+    from crcr.settings import SettingsError
+    from crcr.stores.state import StateStoreUnavailable
+
+    settings = settings_or_exit()
+    try:
+        stamp, location, allowlist = asyncio.run(_announce(settings))
+    except SettingsError as exc:
+        typer.echo(f"crcr allowlist reload: {exc}", err=True)
+        raise typer.Exit(2) from None
+    except (StateStoreUnavailable, AllowlistUnavailable) as exc:
+        typer.echo(f"crcr allowlist reload: {exc}", err=True)
+        raise typer.Exit(1) from None
+    typer.echo(f"allowlist stamp moved to {stamp}: every instance re-reads it")
+    for line in summary_lines(location, allowlist):
+        typer.echo(line)
+
+
+async def _announce(settings: Settings) -> tuple[int, str, Allowlist]:
+    """Move the stamp and read the allowlist as the instances will."""
+    from crcr.github.factory import github_client_from_settings
+    from crcr.relay.allowlist.source import AllowlistSource
+    from crcr.stores.factory import open_state_store
+
+    store = await open_state_store(settings)
+    try:
+        github = github_client_from_settings(settings, store) if settings.github_app_id else None
+        source = AllowlistSource.from_settings(
+            settings, store, fetch_contents=github.get_contents if github else None
+        )
+        try:
+            allowlist = await source.announce_change("cli")
+            return await store.allowlist_stamp(), str(source.location), allowlist
+        finally:
+            await source.aclose()
+            if github is not None:
+                await github.aclose()
+    finally:
+        await store.close()
+
+
+def summary_lines(file: Path | str, allowlist: Allowlist) -> list[str]:
     """The levels of a valid allowlist, as `check` prints them."""
     total = len(allowlist)
     lines = [f"{file}: valid allowlist, {_repositories(total)}"]

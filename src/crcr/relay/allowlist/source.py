@@ -1,5 +1,12 @@
 """The allowlist in force: fetched from its source, shared through the state store, and
-kept at its last good version whenever the source fails or turns invalid (SPEC §3)."""
+kept at its last good version whenever the source fails or turns invalid (SPEC §3).
+
+Revocation (SPEC §12): the state store holds a version stamp of the allowlist. `get`
+compares it with the stamp of the allowlist in hand at most every `STAMP_MEMO` seconds
+(one small store read shared by concurrent callers) and re-reads the allowlist when it
+moved; `announce_change` moves it (a push touching the file, `crcr allowlist reload`).
+The TTL stays the fallback for a source changed without either.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -41,6 +48,9 @@ CACHE_NAMESPACE = "allowlist"
 LAST_GOOD_RETENTION = 30 * 24 * 3600
 # After a failed refresh, how long the last good allowlist is used before asking again.
 RETRY_AFTER_FAILURE = 60.0
+STAMP_MEMO = 0.5
+"""Seconds a read of the shared stamp is trusted: at most two store reads a second per
+instance on the callback path, well inside the 5 s revocation goal."""
 
 REFRESH_FAILURES = Counter(
     "crcr_allowlist_refresh_failures",
@@ -62,6 +72,13 @@ LAST_SUCCESS = Gauge(
 )
 
 
+ANNOUNCEMENTS = Counter(
+    "crcr_allowlist_announcements",
+    "Allowlist changes announced (the stamp moved), by who announced them.",
+    ["source"],
+)
+
+
 class AllowlistUnavailable(Exception):
     """No valid allowlist has ever been loaded and the source cannot provide one."""
 
@@ -75,6 +92,7 @@ class _Loaded:
     allowlist: Allowlist
     text: str
     fetched_at: float
+    stamp: int = 0
 
 
 class AllowlistSource:
@@ -90,6 +108,7 @@ class AllowlistSource:
         http: httpx.AsyncClient | None = None,
         timeout: float = 10.0,
         clock: Callable[[], float] = time.time,
+        stamp_memo: float = STAMP_MEMO,
     ) -> None:
         if isinstance(location, GitHubBlobLocation) and fetch_contents is None:
             raise ValueError("a GitHub blob source needs fetch_contents (the GitHub client)")
@@ -104,6 +123,9 @@ class AllowlistSource:
         self._loaded: _Loaded | None = None
         self._fresh_until = 0.0
         self._refreshing: asyncio.Future[Allowlist] | None = None
+        self._stamp_memo = stamp_memo
+        self._stamp_checked_until = 0.0
+        self._stamp_read: asyncio.Future[int | None] | None = None
         self._cache_key = hashlib.sha256(repr(location).encode()).hexdigest()[:32]
 
     @classmethod
@@ -141,10 +163,27 @@ class AllowlistSource:
         return self._loaded.allowlist if self._loaded else None
 
     async def get(self) -> Allowlist:
-        """The allowlist in force, refreshed when its TTL has run out."""
-        if self._loaded is not None and self._clock() < self._fresh_until:
-            return self._loaded.allowlist
+        """The allowlist in force: re-read when its stamp moved or its TTL has run out."""
+        loaded = self._loaded
+        if loaded is not None and self._clock() < self._fresh_until:
+            if time.monotonic() < self._stamp_checked_until:
+                return loaded.allowlist
+            stamp = await self._shared_stamp()
+            if stamp is None or stamp == loaded.stamp:
+                return loaded.allowlist
+            log_stamp = {"stamp": stamp, "previous_stamp": loaded.stamp}
+            logger.info("allowlist stamp moved: re-reading the allowlist", extra=log_stamp)
         return await self._coalesced(force=False)
+
+    async def announce_change(self, source: str) -> Allowlist:
+        """Move the shared stamp, then re-read the allowlist: every instance follows.
+
+        `source` (`push`, `cli`) says who announced it, for the log and `/metrics`.
+        """
+        stamp = await self._store.move_allowlist_stamp()
+        ANNOUNCEMENTS.labels(source=source).inc()
+        logger.info("allowlist change announced by %s", source, extra={"stamp": stamp})
+        return await self.refresh()
 
     async def refresh(self) -> Allowlist:
         """Fetch from the source now, whatever the TTL says (the last good one on failure)."""
@@ -170,20 +209,43 @@ class AllowlistSource:
         if not task.cancelled():
             task.exception()  # retrieved here so an unawaited failure is not reported twice
 
+    async def _shared_stamp(self) -> int | None:
+        """The stamp in the store (one read shared by concurrent callers); None if unreadable."""
+        if self._stamp_read is None:
+            self._stamp_read = asyncio.ensure_future(self._read_stamp())
+            self._stamp_read.add_done_callback(self._stamp_read_done)
+        return await asyncio.shield(self._stamp_read)
+
+    def _stamp_read_done(self, task: asyncio.Future[int | None]) -> None:
+        self._stamp_read = None
+        if not task.cancelled() and task.exception() is None:
+            self._stamp_checked_until = time.monotonic() + self._stamp_memo
+
+    async def _read_stamp(self) -> int | None:
+        try:
+            return await self._store.allowlist_stamp()
+        except StateStoreUnavailable as exc:
+            # The callback fails closed on the store a step later; nothing to decide here.
+            logger.warning("allowlist stamp unreadable, keeping the allowlist: %s", exc)
+            return None
+
     async def _reload(self, *, force: bool) -> Allowlist:
         now = self._clock()
+        # Read before the source: a change announced while we fetch moves it again.
+        stamp = await self._read_stamp()
         shared = await self._read_shared()
-        if not force and shared is not None and now < shared.fetched_at + self.ttl:
+        current = stamp is None or (shared is not None and shared.stamp >= stamp)
+        if not force and shared is not None and current and now < shared.fetched_at + self.ttl:
             RELOADS.labels(source="shared").inc()
             return self._install(shared, fresh_until=shared.fetched_at + self.ttl)
         try:
             raw = await self._fetch()
             allowlist = parse_allowlist(raw)
         except AllowlistFetchError as exc:
-            return self._fall_back("fetch", str(exc), shared, now)
+            return self._fall_back("fetch", str(exc), shared, now, stamp)
         except AllowlistError as exc:
-            return self._fall_back("invalid", str(exc), shared, now)
-        loaded = _Loaded(allowlist, raw.decode("utf-8"), now)
+            return self._fall_back("invalid", str(exc), shared, now, stamp)
+        loaded = _Loaded(allowlist, raw.decode("utf-8"), now, stamp or 0)
         RELOADS.labels(source=_source_label(self.location)).inc()
         await self._write_shared(loaded)
         return self._install(loaded, fresh_until=now + self.ttl)
@@ -202,10 +264,13 @@ class AllowlistSource:
             )
         self._loaded = loaded
         self._fresh_until = fresh_until
+        self._stamp_checked_until = time.monotonic() + self._stamp_memo
         LAST_SUCCESS.set(loaded.fetched_at)
         return loaded.allowlist
 
-    def _fall_back(self, reason: str, detail: str, shared: _Loaded | None, now: float) -> Allowlist:
+    def _fall_back(
+        self, reason: str, detail: str, shared: _Loaded | None, now: float, stamp: int | None
+    ) -> Allowlist:
         REFRESH_FAILURES.labels(reason=reason).inc()
         candidates = [c for c in (self._loaded, shared) if c is not None]
         if not candidates:
@@ -223,6 +288,9 @@ class AllowlistSource:
             detail,
             time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(last_good.fetched_at)),
         )
+        # Stamped as seen: the announced change is answered (by the last good allowlist)
+        # and is not asked about again on every callback; the retry below still comes.
+        last_good = replace(last_good, stamp=max(last_good.stamp, stamp or 0))
         return self._install(last_good, fresh_until=now + min(self.ttl, RETRY_AFTER_FAILURE))
 
     async def _read_shared(self) -> _Loaded | None:
@@ -239,13 +307,15 @@ class AllowlistSource:
             text, fetched_at = str(record["text"]), float(record["fetched_at"])
             known = self._loaded
             allowlist = known.allowlist if known and known.text == text else parse_allowlist(text)
-            return _Loaded(allowlist, text, fetched_at)
+            return _Loaded(allowlist, text, fetched_at, int(record.get("stamp", 0)))
         except (ValueError, KeyError, TypeError) as exc:  # AllowlistError is a ValueError
             logger.warning("ignoring an unusable shared allowlist copy: %s", exc)
             return None
 
     async def _write_shared(self, loaded: _Loaded) -> None:
-        record = json.dumps({"text": loaded.text, "fetched_at": loaded.fetched_at})
+        record = json.dumps(
+            {"text": loaded.text, "fetched_at": loaded.fetched_at, "stamp": loaded.stamp}
+        )
         try:
             await self._store.cache_set(
                 CACHE_NAMESPACE, self._cache_key, record, LAST_GOOD_RETENTION

@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
 from crcr.relay.callback.job_state import JobState
 from crcr.relay.callback.repository_ids import RepositoryIds
@@ -84,7 +85,8 @@ class CallbackDeps:
     `on_accepted` hooks run after the HUD write for every accepted callback (never for
     duplicates), within `hook_budget` seconds together; they should enqueue slow work
     (e.g. check runs) rather than do it inline, because the reporter is waiting.
-    `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests).
+    `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests). `audit`
+    records every decision (SPEC §12).
     """
 
     store: StateStore
@@ -100,6 +102,7 @@ class CallbackDeps:
     lookup_budget: float = LOOKUP_BUDGET
     forward_budget: float = MAX_FORWARD_BUDGET
     hook_budget: float = HOOK_BUDGET
+    audit: AuditTrail | None = None
     repository_ids: RepositoryIds = field(init=False)
 
     def __post_init__(self) -> None:

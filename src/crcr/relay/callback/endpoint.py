@@ -23,9 +23,11 @@ from crcr.error_bodies import error_body, new_request_id
 from crcr.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
+from crcr.relay.audit.entries import CallbackFacts
 from crcr.relay.callback.accept import (
     callback_payload_for,
     forward_answer,
+    job_key_for,
     process_job_callback,
     run_hooks,
 )
@@ -117,8 +119,9 @@ async def handle_callback(
     started = time.perf_counter()
     outcome = "error"
     headers: dict[str, str] = {}
+    facts = CallbackFacts()  # who and what, for the audit trail (SPEC §12)
     try:
-        status_code, body, outcome = await _checked_callback(deps, scope, receive)
+        status_code, body, outcome = await _checked_callback(deps, scope, receive, facts)
     except Answer as answer:
         outcome = _outcome_of(answer.status_code, answer.body)
         status_code, body, headers = answer.status_code, answer.body, answer.headers
@@ -146,6 +149,9 @@ async def handle_callback(
         )
         status_code, body = 500, error_body("internal error", request_id=request_id)
     CALLBACKS.labels(outcome=outcome).inc()
+    # --- audit trail (SPEC §12): every decision, logged and recorded without waiting.
+    if deps.audit is not None and outcome != "disconnected":
+        deps.audit.callback_decided(facts, status_code, body, header(scope, b"authorization"))
     CALLBACK_SECONDS.observe(time.perf_counter() - started)
     return status_code, body, headers
 
@@ -184,11 +190,11 @@ class _Checked:
 
 
 async def _checked_callback(
-    deps: CallbackDeps, scope: Scope, receive: Receive
+    deps: CallbackDeps, scope: Scope, receive: Receive, facts: CallbackFacts
 ) -> tuple[int, dict[str, Any], str]:
     try:
         async with asyncio.timeout(deps.check_budget):
-            checked = await _checks(deps, scope, receive)
+            checked = await _checks(deps, scope, receive, facts)
     except TimeoutError:
         # Nothing is written before the checks end, so the reporter's retry is safe.
         log.warning("callback checks took longer than %g s", deps.check_budget)
@@ -214,7 +220,9 @@ async def _checked_callback(
     return forward_answer(job.forward)
 
 
-async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checked:
+async def _checks(
+    deps: CallbackDeps, scope: Scope, receive: Receive, facts: CallbackFacts
+) -> _Checked:
     """Steps 1-6, which write nothing but the rate-limit hit."""
     # 1. token: the repository is whatever the verified token says.
     try:
@@ -225,6 +233,7 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
     except TokenRejected as exc:
         raise Answer(401, error_body(exc.reason), {"WWW-Authenticate": "Bearer"}) from None
     verified_repo = identity.repo
+    facts.identified(identity)
 
     # 2. authorisation: results are accepted from L2 and above.
     entry = (await deps.allowlist()).entry(verified_repo)
@@ -248,6 +257,11 @@ async def _checks(deps: CallbackDeps, scope: Scope, receive: Receive) -> _Checke
         parsed = parse_callback(raw, allow_http=deps.settings.allows_plain_http)
     except CallbackRejected as exc:
         parsed = exc
+    else:
+        reported = parsed.body
+        key = None if reported.is_self_report else job_key_for(reported, verified_repo)
+        workflow = reported.workflow
+        facts.described(reported.delivery_id, key, str(workflow.status), workflow.conclusion)
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
     raw_record: dict[str, Any] | None = None
     if isinstance(parsed, CallbackRejected) or parsed.body.is_self_report:

@@ -34,6 +34,8 @@ from prometheus_client import Counter
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubError, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.audit.entries import check_run_entry
+from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import AcceptedCallback
 from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.check_runs import (
@@ -101,8 +103,10 @@ class CheckPublisher:
         backfill_budget: float = 3.0,
         queue_retries: int = 1,
         baseline: BaselineVerdicts | None = None,
+        audit: AuditTrail | None = None,
     ) -> None:
         self._store = store
+        self._audit = audit
         self._github = github
         self._allowlist = allowlist
         self._levels = levels or RecordedLevels()
@@ -224,6 +228,9 @@ class CheckPublisher:
             return HandlerResult.DROP
         await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
         CHECK_RUNS.labels(result="created").inc()
+        if self._audit is not None:  # "check runs seen" of `crcr doctor` (SPEC §12)
+            entry = check_run_entry(report.repo, job_key, report.check_name, created.get("id"))
+            self._audit.record(entry)
         repo = _spelling(allowlist, report.repo)
         conclusion = noted_conclusion(report.check_conclusion, notes)
         if conclusion in FAILING_CONCLUSIONS:
@@ -246,6 +253,8 @@ class CheckPublisher:
 
     async def _wanted(self, report: JobReport, allowlist: Allowlist) -> bool:
         """Whether the job gets check runs, at the level it is treated at (demotions)."""
+        if allowlist.entry(report.repo) is None:
+            return False  # removed from the allowlist: no new check runs (SPEC §12)
         level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
         if wanted_by_rule(level, device, report.labels, flagged=False):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -58,6 +58,9 @@ class WebhookDeps:
     # before the label; re-runs answered with (status, body).
     backfill_checks: Callable[[str, Sequence[str]], Awaitable[int]] | None = None
     rerequest: Callable[[str, dict[str, Any]], Awaitable[tuple[int, dict[str, Any]]]] | None = None
+    # SPEC §12 (crcr.relay.allowlist.revocation): a push changing the allowlist moves its
+    # stamp, before this push's own fan-out, which then already uses the new allowlist.
+    allowlist_pushed: Callable[[Mapping[str, Any]], Awaitable[bool]] | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -120,6 +123,8 @@ async def _handle(
     if not isinstance(payload, dict):
         return _refuse(400, event, "bad_request", "body is not a JSON object")
 
+    if event == "push" and deps.allowlist_pushed is not None:
+        await deps.allowlist_pushed(payload)
     decision = route_event(
         event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
     )

@@ -18,6 +18,8 @@ from enum import StrEnum
 from typing import Any
 
 from crcr.github.client import encode_dispatch
+from crcr.relay.audit.entries import dispatch_entry
+from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
@@ -68,6 +70,10 @@ class FanOut:
     is_permanent: IsPermanent
     record_ttl: int
     concurrency: int
+    audit: AuditTrail | None = None
+    """Where each dispatch's outcome is recorded per downstream (SPEC §12, `crcr doctor`)."""
+    still_listed: Callable[[str], Awaitable[bool]] | None = None
+    """Whether a repo is still allowlisted: a queued dispatch to a removed one is dropped."""
 
 
 async def dispatch_to_downstreams(
@@ -129,6 +135,7 @@ async def dispatch_to_downstreams(
     for outcome in outcomes.values():
         if outcome.result is not Result.DUPLICATE:
             metrics.DISPATCHES.labels(outcome=str(outcome.result)).inc()
+            _audit(fanout, outcome.repo, delivery_id, _AUDITED[outcome.result], outcome.error)
         if outcome.error:
             log.warning(
                 "dispatch %s",
@@ -195,18 +202,36 @@ async def redeliver_dispatch(fanout: FanOut, payload: Mapping[str, Any]) -> bool
     """
     delivery_id, repo = str(payload["delivery_id"]), str(payload["repo"])
     error: str | None = None
-    body = encode_dispatch(str(payload["event_type"]), payload["client_payload"])
-    try:
-        await fanout.send(repo, body)
-    except Exception as exc:
-        if not fanout.is_permanent(exc):
-            metrics.DISPATCHES.labels(outcome="retry_failed").inc()
-            return False
-        status, error, outcome = DispatchStatus.FAILED, str(exc), "failed_permanent"
+    if fanout.still_listed is not None and not await fanout.still_listed(repo):
+        # Revoked while it waited (SPEC §12): never sent, and no callback can bind to it.
+        status, error, outcome = DispatchStatus.FAILED, REMOVED, "dropped_removed"
+        log.info("queued dispatch dropped: %s", REMOVED, extra={"repo": repo})
     else:
-        status, outcome = DispatchStatus.DISPATCHED, "redelivered"
+        body = encode_dispatch(str(payload["event_type"]), payload["client_payload"])
+        try:
+            await fanout.send(repo, body)
+        except Exception as exc:
+            if not fanout.is_permanent(exc):
+                metrics.DISPATCHES.labels(outcome="retry_failed").inc()
+                return False
+            status, error, outcome = DispatchStatus.FAILED, str(exc), "failed_permanent"
+        else:
+            status, outcome = DispatchStatus.DISPATCHED, "redelivered"
     await fanout.store.update_dispatch(
         delivery_id, repo, {"status": str(status), "error": error}, fanout.record_ttl
     )
     metrics.DISPATCHES.labels(outcome=outcome).inc()
+    audited = "sent" if status is DispatchStatus.DISPATCHED else "failed"
+    _audit(fanout, repo, delivery_id, "dropped" if error == REMOVED else audited, error)
     return True
+
+
+REMOVED = "removed from the allowlist"
+
+_AUDITED = {Result.DISPATCHED: "sent", Result.QUEUED: "queued", Result.FAILED: "failed"}
+"""How a dispatch's outcome reads in the audit trail."""
+
+
+def _audit(fanout: FanOut, repo: str, delivery_id: str, outcome: str, error: str | None) -> None:
+    if fanout.audit is not None:
+        fanout.audit.record(dispatch_entry(repo, delivery_id, outcome, error))

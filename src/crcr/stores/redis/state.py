@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crcr.stores.redis.audit import RedisAudit
 from crcr.stores.redis.caches import RedisCaches
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.demotions import RedisDemotions
@@ -23,6 +24,7 @@ class RedisStateStore(
     RedisLock,
     RedisLeaseClaims,
     RedisDemotions,
+    RedisAudit,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.
 

@@ -64,6 +64,15 @@ CREATE TABLE IF NOT EXISTS deadlines (
     deadline REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS deadlines_by_time ON deadlines (deadline);
+
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    bucket TEXT NOT NULL,
+    at REAL NOT NULL,
+    entry TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_bucket ON audit (bucket, at);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit (at);
 """
 
 

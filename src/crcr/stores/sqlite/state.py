@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from crcr.stores.sqlite.audit import SqliteAudit
 from crcr.stores.sqlite.caches import SqliteCaches
 from crcr.stores.sqlite.deadlines import SqliteDeadlines
 from crcr.stores.sqlite.demotions import SqliteDemotions
@@ -23,6 +24,7 @@ class SqliteStateStore(
     SqliteLock,
     SqliteLeaseClaims,
     SqliteDemotions,
+    SqliteAudit,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
 

@@ -1,0 +1,109 @@
+"""The audit trail's own CPU per callback decision: its log line, its entry, its write.
+
+Run: `python -m bench.audit_cost [--decisions 20000] [--redis-url redis://127.0.0.1:6379/0]`.
+
+What the callback path pays (`AuditTrail.callback_decided`: the entry built, one JSON
+log line formatted as `crcr serve` does, written to /dev/null, the entry buffered), and
+what the background writer pays per entry (`append_audit` in the batches it forms under
+load), on SQLite and on Redis. Compare with `bench.callback_cpu`'s CPU per callback,
+measured the same hour: the audit's goal is ≤ 5 % of the callback's throughput. The
+Redis keys live under a prefix of their own and are deleted afterwards.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+from bench.revocation import forget
+from crcr.log_format import JsonFormatter
+from crcr.relay.audit.entries import CallbackFacts
+from crcr.relay.audit.trail import AuditTrail
+from crcr.stores.redis.state import RedisStateStore
+from crcr.stores.sqlite.state import SqliteStateStore
+from crcr.stores.state import StateStore
+
+REPOS = 50
+
+
+def facts(n: int) -> CallbackFacts:
+    repo = f"bench-org{n % 10}/backend-{n % REPOS}"
+    found = CallbackFacts(
+        repo=repo,
+        subject=f"repo:{repo}:ref:refs/heads/main",
+        issuer="https://token.actions.githubusercontent.com",
+    )
+    delivery = str(uuid.UUID(int=n))
+    found.described(delivery, f"{delivery}:{repo}:7000000001:1:job-{n}", "completed", "success")
+    return found
+
+
+async def measure(store: StateStore, label: str, decisions: int, batch: int) -> None:
+    trail = AuditTrail(store, keep_days=30, keep_per_repo=10_000)
+    written = [facts(n) for n in range(decisions)]
+    started = time.process_time()
+    for n, found in enumerate(written, 1):
+        trail.callback_decided(found, 200, {"status": "accepted"}, None)
+        if n % batch == 0:  # under load, the writer finds about this many waiting
+            await trail.flush()
+    await trail.flush()
+    cpu = time.process_time() - started
+    await trail.aclose()
+    print(f"{label}: {1e6 * cpu / decisions:.1f} µs CPU per decision, log line and write included")
+
+
+def log_as_serve_does() -> None:
+    """JSON lines at INFO, as `crcr serve` logs, into /dev/null."""
+    handler = logging.StreamHandler(open(os.devnull, "w"))  # noqa: SIM115 - for the run
+    handler.setFormatter(JsonFormatter())
+    crcr_log = logging.getLogger("crcr")
+    crcr_log.handlers, crcr_log.propagate = [handler], False
+    crcr_log.setLevel(logging.INFO)
+
+
+async def main(decisions: int, redis_url: str) -> None:
+    log_as_serve_does()
+    crcr_log = logging.getLogger("crcr")
+    # The callback path alone: no write (a store that is never reached).
+    trail = AuditTrail(
+        RedisStateStore.from_url("redis://127.0.0.1:1/0"), keep_days=1, keep_per_repo=1
+    )
+    written = [facts(n) for n in range(decisions)]
+    started = time.process_time()
+    for found in written:
+        trail.callback_decided(found, 200, {"status": "accepted"}, None)
+    cpu = time.process_time() - started
+    print(f"callback path only (entry, JSON log line, buffer): {1e6 * cpu / decisions:.1f} µs CPU")
+    crcr_log.setLevel(logging.WARNING)
+    started = time.process_time()
+    for found in written:
+        trail.callback_decided(found, 200, {"status": "accepted"}, None)
+    cpu = time.process_time() - started
+    print(f"callback path, INFO lines off (log level warning): {1e6 * cpu / decisions:.1f} µs CPU")
+    crcr_log.setLevel(logging.INFO)
+    trail._pending.clear()  # nothing of this part is to be written
+
+    for batch in (16, 128):
+        with tempfile.TemporaryDirectory() as tmp:
+            sqlite = await SqliteStateStore.open(Path(tmp) / "state.db")
+            await measure(sqlite, f"SQLite, batches of {batch}", decisions, batch)
+            await sqlite.close()
+        prefix = f"crcr-bench-audit-{uuid.uuid4().hex[:8]}:"
+        redis_store = RedisStateStore.from_url(redis_url, prefix=prefix)
+        await measure(redis_store, f"Redis, batches of {batch}", decisions, batch)
+        await redis_store.close()
+        await forget(redis_url, prefix)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--decisions", type=int, default=20_000)
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
+    arguments = parser.parse_args()
+    asyncio.run(main(arguments.decisions, arguments.redis_url))

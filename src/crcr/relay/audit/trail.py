@@ -1,0 +1,155 @@
+"""The audit trail's writer: decisions recorded without slowing the callback (SPEC §12).
+
+The callback path only appends an entry to a bounded in-memory buffer and logs it; a
+background task writes what has gathered (for `LINGER` seconds) to the state store,
+one round trip (Redis) or transaction (SQLite) per batch, shared by every instance. A
+store outage is ridden out by retrying the batch; should the buffer fill meanwhile, or
+the process stop before it drained, each entry not stored is said in a WARNING log line
+with its fields (and counted in `crcr_audit_dropped_total`): never lost silently. Every
+decision also has its own log line (INFO accepted or duplicate, WARNING refused)
+carrying the same fields.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections import deque
+from collections.abc import Mapping
+from typing import Any
+
+from prometheus_client import Counter
+
+from crcr.relay.audit.entries import ACCEPTED, DUPLICATE, CallbackFacts, callback_entry
+from crcr.stores.state import StateStore, StateStoreUnavailable
+
+log = logging.getLogger(__name__)
+
+DROPPED = Counter(
+    "crcr_audit_dropped",
+    "Audit entries not stored (buffer full, or shut down before they were written); "
+    "each is in a WARNING log line instead.",
+)
+WRITE_FAILURES = Counter(
+    "crcr_audit_write_failures", "Audit batches the state store refused (retried)."
+)
+
+CAPACITY = 10_000
+"""Entries buffered at most while the store is slow or away (a few MB)."""
+BATCH = 500
+LINGER = 0.1
+"""Seconds the writer lets entries gather before a write: one transaction (SQLite, with
+its fsync) or round trip per ~0.1 s of callbacks rather than per handful."""
+RETRY_DELAY = 1.0
+CLOSE_BUDGET = 5.0
+
+
+class AuditTrail:
+    """Records audit entries for one instance; `record` never waits for the store."""
+
+    def __init__(
+        self,
+        store: StateStore,
+        *,
+        keep_days: float,
+        keep_per_repo: int,
+        capacity: int = CAPACITY,
+        retry_delay: float = RETRY_DELAY,
+        close_budget: float = CLOSE_BUDGET,
+        linger: float = LINGER,
+    ) -> None:
+        self._store = store
+        self._keep_seconds = keep_days * 24 * 3600
+        self._keep_per_repo = keep_per_repo
+        self._capacity = capacity
+        self._retry_delay = retry_delay
+        self._close_budget = close_budget
+        self._linger = linger
+        self._pending: deque[dict[str, Any]] = deque()
+        self._writer: asyncio.Task[None] | None = None
+
+    def callback_decided(
+        self,
+        facts: CallbackFacts,
+        status_code: int,
+        body: dict[str, Any],
+        authorization: str | None,
+    ) -> None:
+        """Log and record the answer given to one callback."""
+        entry = callback_entry(facts, status_code, body, authorization)
+        decision = entry["decision"]
+        level = logging.INFO if decision in (ACCEPTED, DUPLICATE) else logging.WARNING
+        if log.isEnabledFor(level):
+            log.log(level, "callback %s", decision, extra=_log_fields(entry))
+        self.record(entry)
+
+    def record(self, entry: dict[str, Any]) -> None:
+        """Buffer one entry for the writer; a full buffer says it in the log instead."""
+        if len(self._pending) >= self._capacity:
+            _dropped([entry], "audit buffer full")
+            return
+        self._pending.append(entry)
+        if self._writer is None:
+            self._writer = asyncio.get_running_loop().create_task(self._drain())
+
+    async def flush(self) -> None:
+        """Return once everything recorded so far is stored (or said in the log)."""
+        while self._writer is not None:
+            await asyncio.shield(self._writer)
+
+    async def aclose(self) -> None:
+        """Write what is buffered, within `close_budget` seconds; log whatever could not be."""
+        writer = self._writer
+        if writer is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(writer), self._close_budget)
+            writer.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await writer
+        if self._pending:
+            _dropped(list(self._pending), "shutting down before the audit trail was written")
+            self._pending.clear()
+
+    async def _drain(self) -> None:
+        # A batch leaves the buffer only once stored: a cancelled or failed write keeps it.
+        try:
+            while self._pending:
+                if len(self._pending) < BATCH:
+                    await asyncio.sleep(self._linger)
+                batch = list(itertools.islice(self._pending, BATCH))
+                try:
+                    await self._store.append_audit(
+                        batch, keep_seconds=self._keep_seconds, keep_per_repo=self._keep_per_repo
+                    )
+                except StateStoreUnavailable as exc:
+                    WRITE_FAILURES.inc()
+                    log.warning("audit trail not written yet, retrying: %s", exc)
+                    await asyncio.sleep(self._retry_delay)
+                    continue
+                except Exception:
+                    log.exception("audit batch refused by the store")
+                    _dropped(batch, "audit batch refused by the store")
+                for _ in batch:
+                    self._pending.popleft()
+        finally:
+            self._writer = None
+
+
+_NOT_LOGGED = frozenset({"bucket", "kind", "at"})
+"""Storage fields the log line has in other forms (its message, its own time)."""
+
+
+def _log_fields(entry: Mapping[str, Any]) -> dict[str, Any]:
+    """An entry's fields as log extras, under the same names (none is a log record's).
+
+    Each extra field costs the JSON formatter a few µs: absent ones are left out.
+    """
+    return {k: v for k, v in entry.items() if v is not None and k not in _NOT_LOGGED}
+
+
+def _dropped(entries: list[dict[str, Any]], why: str) -> None:
+    DROPPED.inc(len(entries))
+    for entry in entries:
+        log.warning("audit entry not stored (%s)", why, extra=_log_fields(entry))
