@@ -41,6 +41,13 @@ PER_INVOCATION = {
     ("dispatch", "repo"),
     ("dispatch", "pr"),
     ("dispatch", "sha"),
+    # A query of the audit trail is chosen each time.
+    ("audit", "repo"),
+    ("audit", "since"),
+    ("audit", "refused"),
+    ("audit", "kind"),
+    ("audit", "limit"),
+    ("audit", "as_json"),
     # The sandbox is a development tool: it stands in for GitHub, configured per run.
     ("sandbox", "host"),
     ("sandbox", "port"),
