@@ -14,7 +14,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from crcr.reporter.http import Answer, NetworkError
 from crcr.reporter.post import (
     CallbackRefused,
     CallbackUndelivered,
@@ -24,6 +23,7 @@ from crcr.reporter.post import (
 )
 from crcr.reporter.retry import RetryPolicy, retry_after_seconds
 from crcr.reporter.token import FreshTokens
+from crcr.reporter.transport import Answer, NetworkError
 from crcr.sandbox.reporter_send import httpx_send
 
 URL = "http://relay.test/github/callback"

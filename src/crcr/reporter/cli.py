@@ -13,6 +13,7 @@ import typer
 from crcr.reporter.command import Delivery, run_report
 from crcr.reporter.post import REQUEST_TIMEOUT
 from crcr.reporter.report import ReportInputs
+from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import DEFAULT_AUDIENCE
 
 
@@ -53,6 +54,9 @@ def report(
     timeout: float = typer.Option(
         REQUEST_TIMEOUT, min=1.0, help="Seconds per phase of each HTTP request."
     ),
+    attempts: int = typer.Option(
+        RetryPolicy.attempts, min=1, max=10, help="Tries before giving up (network errors, 5xx)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the body; mint and send nothing."),
 ) -> None:
     """Report this CI job's status to the relay."""
@@ -75,7 +79,13 @@ def report(
     result = run_report(
         inputs,
         env,
-        Delivery(callback_url=callback_url, audience=audience, timeout=timeout, dry_run=dry_run),
+        Delivery(
+            callback_url=callback_url,
+            audience=audience,
+            timeout=timeout,
+            attempts=attempts,
+            dry_run=dry_run,
+        ),
     )
     if result.exit_code != 0:
         typer.echo(f"crcr report: {result.message}", err=True)

@@ -19,10 +19,11 @@ from datetime import datetime, timezone
 from typing import TextIO
 
 from crcr.reporter.body import ReportError
-from crcr.reporter.http import Send, UrllibSend
 from crcr.reporter.post import REQUEST_TIMEOUT, CallbackRefused, CallbackUndelivered
 from crcr.reporter.report import ReportInputs, check_callback_url, deliver_report, prepare_report
+from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import DEFAULT_AUDIENCE, TokenError
+from crcr.reporter.transport import Send, UrllibSend
 
 EXIT_DELIVERED = 0
 EXIT_FAILED = 1
@@ -48,11 +49,12 @@ class ReportResult:
 
 @dataclass(frozen=True)
 class Delivery:
-    """Where and how to send: callback URL, token audience, per-phase timeout."""
+    """Where and how to send: callback URL, token audience, per-phase timeout, attempts."""
 
     callback_url: str = ""
     audience: str = DEFAULT_AUDIENCE
     timeout: float = REQUEST_TIMEOUT
+    attempts: int = RetryPolicy.attempts
     dry_run: bool = False
 
 
@@ -71,7 +73,12 @@ async def _deliver(
         return ReportResult(EXIT_DELIVERED, "dry-run")
     try:
         outcome = await deliver_report(
-            prepared, env, callback_url=url, audience=delivery.audience, send=send
+            prepared,
+            env,
+            callback_url=url,
+            audience=delivery.audience,
+            send=send,
+            policy=RetryPolicy(attempts=delivery.attempts),
         )
     except CallbackRefused as exc:
         return ReportResult(EXIT_FAILED, "refused", exc.status_code, str(exc), True)

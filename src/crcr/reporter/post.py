@@ -8,9 +8,9 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Literal
 from urllib.parse import urlsplit
 
-from crcr.reporter.http import Answer, NetworkError, Send
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep, retry_after_seconds
 from crcr.reporter.token import MintToken
+from crcr.reporter.transport import Answer, NetworkError, Send
 
 Verdict = Literal["accepted", "queued", "duplicate", "ignored"]
 REQUEST_TIMEOUT = 10.0

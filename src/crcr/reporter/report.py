@@ -22,11 +22,11 @@ from crcr.reporter.ci_env import (
     run_context,
 )
 from crcr.reporter.failure_detail import read_failure_detail
-from crcr.reporter.http import Send
 from crcr.reporter.post import PostOutcome, post_callback
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
 from crcr.reporter.started import recall_started_at, remember_started_at, state_file
 from crcr.reporter.token import FreshTokens, mint_token
+from crcr.reporter.transport import Send
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from crcr.reporter.command import EXIT_DELIVERED, EXIT_USAGE, Delivery, ReportResult, run_report
 from crcr.reporter.post import REQUEST_TIMEOUT
 from crcr.reporter.report import ReportInputs
+from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import DEFAULT_AUDIENCE
 
 ANNOTATION_TITLE = "crcr report"
@@ -47,6 +48,12 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _attempts(value: str) -> int:
+    if not value.strip().isdigit() or not 1 <= int(value) <= 10:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1 to 10, got {value!r}")
+    return int(value)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The options of `crcr report` (see `crcr report --help`), and `--action`."""
     parser = argparse.ArgumentParser(
@@ -69,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--audience", default=DEFAULT_AUDIENCE, help="Audience of the OIDC token.")
     add("--provider", default="auto", help="auto, github or buildkite.")
     add("--timeout", type=_seconds, default=REQUEST_TIMEOUT, help="Seconds per request phase.")
+    add("--attempts", type=_attempts, default=RetryPolicy.attempts, help="Tries before giving up.")
     add("--dry-run", action="store_true", help="Print the body; mint and send nothing.")
     add("--action", action="store_true", help="Run as the composite action (see the docs).")
     add("--fail-on-error", type=_flag, default=False, help="With --action: fail the step.")
@@ -143,6 +151,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         callback_url=options.callback_url or env.get("CRCR_CALLBACK_URL", ""),
         audience=options.audience,
         timeout=options.timeout,
+        attempts=options.attempts,
         dry_run=options.dry_run,
     )
     result = run_report(inputs, env, delivery)

@@ -17,8 +17,8 @@ from typing import Callable
 from urllib.parse import quote, urlsplit
 
 from crcr.reporter.ci_env import Provider
-from crcr.reporter.http import NetworkError, Send
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
+from crcr.reporter.transport import NetworkError, Send
 
 DEFAULT_AUDIENCE = "pytorch-cross-repo-ci-relay"
 # The reference's Buildkite wrapper asks for 5 minutes: ample for one callback.

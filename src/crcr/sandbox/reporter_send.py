@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 import httpx
 
-from crcr.reporter.http import Answer, NetworkError, Send
+from crcr.reporter.transport import Answer, NetworkError, Send
 
 
 def httpx_send(client: httpx.AsyncClient) -> Send:
