@@ -213,3 +213,21 @@ def test_a_missing_python_is_named(
     assert "::error title=crcr report::python2.7 is missing or older than Python 3.9" in run.stdout
     assert run.outputs == {"http-status": "", "outcome": "invalid"}
     assert failing.steps[-1].returncode == 2
+
+
+def test_a_missing_junit_report_is_a_warning_and_the_result_still_goes(
+    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
+) -> None:
+    event = dispatch_event(stack, 307, "e1" * 20)
+    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
+    callback = f"{stack.relay_url}/github/callback"
+
+    started = run_action(env, tmp_path, status="in_progress", **{"callback-url": callback})
+    inputs = {"callback-url": callback, "failed-tests": "reports/junit.xml"}
+    completed = run_action(env, tmp_path, status="completed", conclusion="failure", **inputs)
+
+    assert started.succeeded and completed.succeeded, completed.log
+    assert "::warning title=crcr report::failed tests not sent: --failed-tests" in completed.stdout
+    assert completed.outputs == {"http-status": "200", "outcome": "accepted"}
+    [row] = stack.job_rows(307, ACTIONS_REPO)
+    assert row["conclusion"] == "failure"

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TextIO
+from typing import Callable, TextIO
 
 from crcr.reporter.body import ReportError
 from crcr.reporter.post import REQUEST_TIMEOUT, CallbackRefused, CallbackUndelivered
@@ -58,8 +58,17 @@ class Delivery:
     dry_run: bool = False
 
 
+def _warn_on_stderr(message: str) -> None:
+    print(f"crcr report: warning: {message}", file=sys.stderr)
+
+
 async def _deliver(
-    inputs: ReportInputs, env: Mapping[str, str], delivery: Delivery, send: Send, out: TextIO
+    inputs: ReportInputs,
+    env: Mapping[str, str],
+    delivery: Delivery,
+    send: Send,
+    out: TextIO,
+    warn: Callable[[str], None],
 ) -> ReportResult:
     try:
         prepared = prepare_report(inputs, env, now=datetime.now(timezone.utc))
@@ -67,7 +76,7 @@ async def _deliver(
     except ReportError as exc:
         return ReportResult(EXIT_USAGE, "invalid", None, str(exc), configuration_fault=True)
     for warning in prepared.warnings:
-        print(f"crcr report: warning: {warning}", file=sys.stderr)
+        warn(warning)
     if delivery.dry_run:
         print(json.dumps(prepared.body, indent=2), file=out)
         return ReportResult(EXIT_DELIVERED, "dry-run")
@@ -97,11 +106,13 @@ def run_report(
     *,
     send: Send | None = None,
     out: TextIO | None = None,
+    warn: Callable[[str], None] = _warn_on_stderr,
 ) -> ReportResult:
     """Build, sign and send one report; say how it went (nothing is raised for a failure).
 
-    The relay's verdict line goes to `out` (stdout); failures are left to the caller to
-    print, since the action turns them into annotations and the CLI into stderr lines.
+    The relay's verdict line goes to `out` (stdout) and what was left out of the body to
+    `warn`; failures are left to the caller to print, since the action turns them into
+    annotations and the CLI into stderr lines.
     """
     chosen = send if send is not None else UrllibSend(delivery.timeout)
-    return asyncio.run(_deliver(inputs, env, delivery, chosen, out or sys.stdout))
+    return asyncio.run(_deliver(inputs, env, delivery, chosen, out or sys.stdout, warn))

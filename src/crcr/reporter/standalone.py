@@ -154,5 +154,8 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         attempts=options.attempts,
         dry_run=options.dry_run,
     )
-    result = run_report(inputs, env, delivery)
+    if options.action:
+        result = run_report(inputs, env, delivery, warn=lambda m: print(annotation("warning", m)))
+    else:
+        result = run_report(inputs, env, delivery)
     return finish(result, env, action=options.action, fail=options.fail_on_error)
