@@ -6,14 +6,16 @@ New: the composite action's steps (action/crcr-report/action.yml) run as a runne
 them (`tests.reporter.composite_runner`, the stand-in the action's tests use) on a
 fresh `python3 -m venv --without-pip` interpreter, against the relay and sandbox on
 loopback (`tests.reporter.live_stack`: SQLite state, HUD in-process). Each job reports
-`in_progress` then `completed`; the wall time of each step is recorded (median, p90,
-max), with what the step installed (nothing: the venv's site-packages stays empty) and
-the reporter process's peak RSS.
+`in_progress` then `completed`; each step's wall time and CPU time (bash and the
+reporter, from RUSAGE_CHILDREN: on a shared machine CPU time is what load does not
+inflate) are recorded (median, p90, max), with what the step installed (nothing: the
+venv's site-packages stays empty), the interpreter's start-up and the reporter's
+imports (CPU), and the reporter's peak RSS.
 
 Old (`--old`): the previous action's first step, cold — a venv and `pip install` of the
 checkout of `main` (exported with `git archive`, so nothing is written into a work
-tree), with no pip cache — its wall time and the venv's size on disk; then the old
-`crcr report` from that venv against the same relay, per step. Needs the package
+tree), with no pip cache — its wall and CPU time and the venv's size on disk; then the
+old `crcr report` from that venv against the same relay, per step. Needs the package
 index (PyPI or this machine's mirror) and `git`.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -34,6 +37,12 @@ from tests.reporter.live_stack import ACTIONS_REPO, Stack, actions_job, running_
 
 ROOT = Path(__file__).parents[1]
 ACTION_DIR = ROOT / "action" / "crcr-report"
+
+
+def children_cpu() -> float:
+    """CPU seconds used so far by waited-for child processes (and theirs): load-proof."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def summary(label: str, seconds: list[float]) -> str:
@@ -57,7 +66,11 @@ def dispatched_job(stack: Stack, work: Path, number: int, venv: Path) -> dict[st
     return env | {"PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin"}
 
 
-def timed_action(env: dict[str, str], work: Path, callback: str, **inputs: str) -> float:
+def timed_action(
+    env: dict[str, str], work: Path, callback: str, **inputs: str
+) -> tuple[float, float]:
+    """Wall and CPU seconds of one run of the action's steps."""
+    cpu = children_cpu()
     started = time.perf_counter()
     run = run_composite(
         ACTION_DIR,
@@ -70,47 +83,47 @@ def timed_action(env: dict[str, str], work: Path, callback: str, **inputs: str) 
     elapsed = time.perf_counter() - started
     if run.outputs.get("outcome") != "accepted":
         raise SystemExit(f"the action did not deliver: {run.outputs} {run.log}")
-    return elapsed
+    return elapsed, children_cpu() - cpu
 
 
 def measure_new(stack: Stack, work: Path, jobs: int) -> None:
     venv = work / "bare-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     callback = f"{stack.relay_url}/github/callback"
-    started, completed = [], []
+    walls, cpus = [], []
     for number in range(1, jobs + 1):
         job_dir = work / f"job-{number}"
         job_dir.mkdir()
         env = dispatched_job(stack, job_dir, 1000 + number, venv)
-        started.append(timed_action(env, job_dir, callback, status="in_progress"))
-        completed.append(
-            timed_action(env, job_dir, callback, status="completed", conclusion="success")
-        )
+        for inputs in ({"status": "in_progress"}, {"status": "completed", "conclusion": "success"}):
+            wall, cpu = timed_action(env, job_dir, callback, **inputs)
+            walls.append(wall)
+            cpus.append(cpu)
     packages = list(venv.glob("lib/python*/site-packages/*"))
     # VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's (this process's).
     probe = (
-        "import sys, time; t = time.perf_counter(); sys.path.insert(0, sys.argv[1]);"
-        " import crcr.reporter.standalone; print(time.perf_counter() - t,"
+        "import sys, time; t = time.process_time(); sys.path.insert(0, sys.argv[1]);"
+        " import crcr.reporter.standalone; print(time.process_time() - t,"
         " [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM')][0])"
     )
     python = str(venv / "bin" / "python")
     bare = [python, "-s", "-c", "pass"]
     startup, imports, rss = [], [], []
     for _ in range(5):
-        clock = time.perf_counter()
+        cpu = children_cpu()
         subprocess.run(bare, check=True)
-        startup.append(time.perf_counter() - clock)
+        startup.append(children_cpu() - cpu)
         out = subprocess.run(
             [python, "-s", "-c", probe, str(ROOT / "src")], check=True, capture_output=True
         ).stdout.split()
         imports.append(float(out[0]))
         rss.append(float(out[1]) / 1024)
     print("new action (runner's python3, nothing installed):")
-    print(" ", summary("step 'in_progress' (wall)", started))
-    print(" ", summary("step 'completed' (wall)", completed))
+    print(" ", summary("one report step, wall", walls))
+    print(" ", summary("one report step, CPU (bash + python)", cpus))
     print(f"  installed into the interpreter: {len(packages)} packages, 0 MB")
-    print(" ", summary("of which: interpreter start-up", startup))
-    print(" ", summary("of which: importing the reporter", imports))
+    print(" ", summary("of which: interpreter start-up, CPU", startup))
+    print(" ", summary("of which: the reporter's imports, CPU", imports))
     print(f"  reporter's peak RSS after its imports: {statistics.median(rss):.0f} MB")
 
 
@@ -126,6 +139,7 @@ def measure_old(stack: Stack, work: Path, jobs: int) -> None:
     )
     subprocess.run(["tar", "-x", "-C", str(source)], input=archive.stdout, check=True)
     venv = work / "old-venv"
+    cpu = children_cpu()
     clock = time.perf_counter()
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     subprocess.run(
@@ -135,18 +149,21 @@ def measure_old(stack: Stack, work: Path, jobs: int) -> None:
         stderr=subprocess.DEVNULL,  # this machine's pip warns about every mirror miss
     )
     install = time.perf_counter() - clock
+    install_cpu = children_cpu() - cpu
     packages = len(list(venv.glob("lib/python*/site-packages/*.dist-info")))
     print("old action, step 1 (venv + pip install of main's checkout, no pip cache):")
-    print(f"  wall {install:.1f} s, {packages} packages, {du_mb(venv):.0f} MB on disk")
+    print(f"  wall {install:.1f} s, CPU {install_cpu:.1f} s, {packages} packages,", end=" ")
+    print(f"{du_mb(venv):.0f} MB on disk")
     crcr = str(venv / "bin" / "crcr")
-    started, completed = [], []
+    walls, cpus = [], []
     for number in range(1, jobs + 1):
         job_dir = work / f"old-job-{number}"
         job_dir.mkdir()
         env = dispatched_job(stack, job_dir, 2000 + number, venv)
         env["CRCR_CALLBACK_URL"] = f"{stack.relay_url}/github/callback"
-        for status, into in (("in_progress", started), ("completed", completed)):
+        for status in ("in_progress", "completed"):
             extra = ["--conclusion=success"] if status == "completed" else []
+            cpu = children_cpu()
             clock = time.perf_counter()
             subprocess.run(
                 [crcr, "report", "--provider=github", f"--status={status}", *extra],
@@ -154,10 +171,11 @@ def measure_old(stack: Stack, work: Path, jobs: int) -> None:
                 check=True,
                 capture_output=True,
             )
-            into.append(time.perf_counter() - clock)
-    print("old action, step 2 (`crcr report` from that venv):")
-    print(" ", summary("'in_progress' (wall)", started))
-    print(" ", summary("'completed' (wall)", completed))
+            walls.append(time.perf_counter() - clock)
+            cpus.append(children_cpu() - cpu)
+    print("old action, step 2 (`crcr report` from that venv), per report:")
+    print(" ", summary("wall", walls))
+    print(" ", summary("CPU", cpus))
 
 
 def main() -> None:
