@@ -12,8 +12,8 @@ import socket
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from tests.reporter.composite_runner import ActionRun, run_composite
@@ -49,108 +49,114 @@ def installed(venv: Path) -> list[str]:
     return sorted(path.name for path in venv.glob("lib/python*/site-packages/*"))
 
 
-def runner_env(
-    stack: Stack, work: Path, venv: Path, closed_port: int, event: Any
-) -> dict[str, str]:
-    """The job's variables; PATH has the bare venv first; only loopback is reachable."""
-    env = actions_job(stack, work, event_name="repository_dispatch", event=event, run_id="8101")
-    for inherited in ("PYTHONPATH", "VIRTUAL_ENV", "CRCR_CALLBACK_URL", "CRCR_STATE_DIR"):
-        env.pop(inherited, None)
-    nowhere = f"http://127.0.0.1:{closed_port}"
-    return env | {
-        "PATH": f"{venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
-        "PIP_INDEX_URL": f"{nowhere}/simple",
-        "http_proxy": nowhere,
-        "https_proxy": nowhere,
-        "no_proxy": "127.0.0.1,localhost",
-    }
+@dataclass
+class Runner:
+    """A job's runner: the live relay, a bare python3, and only loopback reachable."""
+
+    stack: Stack
+    work: Path
+    venv: Path
+    closed_port: int
+
+    @property
+    def callback(self) -> str:
+        return f"{self.stack.relay_url}/github/callback"
+
+    @property
+    def relay_down(self) -> str:
+        return f"http://127.0.0.1:{self.closed_port}/github/callback"
+
+    def dispatched_job(self, pr_number: int, *, delivery_id: str | None = None) -> dict[str, str]:
+        """The job's variables for a fresh dispatch (or one claiming `delivery_id`)."""
+        sent = self.stack.open_pr(pr_number, f"{pr_number:040x}")
+        payload = self.stack.client_payload(ACTIONS_REPO, sent)
+        if delivery_id is not None:
+            payload = {**payload, "delivery_id": delivery_id}
+        event = {"action": "pull_request", "client_payload": payload}
+        env = actions_job(
+            self.stack, self.work, event_name="repository_dispatch", event=event, run_id="8101"
+        )
+        for inherited in ("PYTHONPATH", "VIRTUAL_ENV", "CRCR_CALLBACK_URL", "CRCR_STATE_DIR"):
+            env.pop(inherited, None)
+        nowhere = f"http://127.0.0.1:{self.closed_port}"
+        return env | {
+            "PATH": f"{self.venv / 'bin'}:/usr/local/bin:/usr/bin:/bin",
+            "PIP_INDEX_URL": f"{nowhere}/simple",
+            "http_proxy": nowhere,
+            "https_proxy": nowhere,
+            "no_proxy": "127.0.0.1,localhost",
+        }
+
+    def run(self, env: dict[str, str], **inputs: str) -> ActionRun:
+        """Run the action's steps with `inputs` (`callback_url` → `callback-url`, …)."""
+        return run_composite(
+            ACTION_DIR,
+            {name.replace("_", "-"): value for name, value in inputs.items()},
+            github={"job": env["GITHUB_JOB"], "workspace": str(self.work)},
+            job={"check_run_id": "31337"},
+            env=env,
+            work=self.work / "action-steps",
+        )
 
 
-def dispatch_event(stack: Stack, number: int, head_sha: str) -> dict[str, Any]:
-    delivery_id = stack.open_pr(number, head_sha)
-    return {
-        "action": "pull_request",
-        "client_payload": stack.client_payload(ACTIONS_REPO, delivery_id),
-    }
+@pytest.fixture
+def runner(stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int) -> Runner:
+    return Runner(stack, tmp_path, bare_python, closed_port)
 
 
-def run_action(env: dict[str, str], work: Path, **inputs: str) -> ActionRun:
-    return run_composite(
-        ACTION_DIR,
-        inputs,
-        github={"job": env["GITHUB_JOB"], "workspace": str(work)},
-        job={"check_run_id": "31337"},
-        env=env,
-        work=work / "action-steps",
-    )
+def test_in_progress_then_completed_reach_the_hud_with_nothing_installed(runner: Runner) -> None:
+    env = runner.dispatched_job(301)
 
-
-def test_in_progress_then_completed_reach_the_hud_with_nothing_installed(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 301, "e5" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    callback = f"{stack.relay_url}/github/callback"
-
-    started = run_action(env, tmp_path, status="in_progress", **{"callback-url": callback})
-    completed = run_action(
+    started = runner.run(env, status="in_progress", callback_url=runner.callback)
+    counts = '{"passed": 7, "failed": 0, "skipped": 1}'
+    completed = runner.run(
         env,
-        tmp_path,
         status="completed",
         conclusion="success",
-        **{"test-results": '{"passed": 7, "failed": 0, "skipped": 1}', "callback-url": callback},
+        test_results=counts,
+        callback_url=runner.callback,
     )
-    repeated = run_action(
-        env, tmp_path, status="completed", conclusion="success", **{"callback-url": callback}
+    repeated = runner.run(
+        env, status="completed", conclusion="success", callback_url=runner.callback
     )
 
     assert started.succeeded and completed.succeeded, started.log + completed.log
     assert started.outputs == {"http-status": "200", "outcome": "accepted"}
     assert completed.outputs == {"http-status": "200", "outcome": "accepted"}
     assert repeated.outputs == {"http-status": "200", "outcome": "duplicate"}, repeated.log
-    [row] = stack.job_rows(301, ACTIONS_REPO)
-    assert (row["status"], row["conclusion"], row["check_run_id"]) == (
-        "completed",
-        "success",
-        "31337",
-    )
+    [row] = runner.stack.job_rows(301, ACTIONS_REPO)
+    assert (row["status"], row["conclusion"]) == ("completed", "success")
+    assert row["check_run_id"] == "31337"
     assert (row["passed"], row["skipped"]) == (7, 1)
     assert row["queue_time"] is not None and row["execution_time"] is not None
-    assert installed(bare_python) == []
+    assert installed(runner.venv) == []
     assert "::" not in started.log + completed.log
-    assert stack.actions.minted, "no token was minted"
+    minted = runner.stack.actions.minted
+    assert minted, "no token was minted"
     for run in (started, completed, repeated):
-        assert not [token for token in stack.actions.minted if token in run.log]
+        assert not [token for token in minted if token in run.log]
 
 
-def test_a_relay_outage_is_a_warning_and_the_job_goes_on(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 302, "f6" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    down = f"http://127.0.0.1:{closed_port}/github/callback"
+def test_a_relay_outage_is_a_warning_and_the_job_goes_on(runner: Runner) -> None:
+    env = runner.dispatched_job(302)
 
-    run = run_action(env, tmp_path, status="in_progress", attempts="2", **{"callback-url": down})
+    run = runner.run(env, status="in_progress", attempts="2", callback_url=runner.relay_down)
 
     assert run.succeeded, run.log
     assert "::warning title=crcr report::gave up after 2 attempts: ConnectError" in run.stdout
     assert run.outputs == {"http-status": "", "outcome": "failed"}
-    assert stack.job_rows(302, ACTIONS_REPO) == []
+    assert runner.stack.job_rows(302, ACTIONS_REPO) == []
 
 
-def test_fail_on_error_turns_an_outage_into_a_failed_step(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 303, "a7" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    down = f"http://127.0.0.1:{closed_port}/github/callback"
+def test_fail_on_error_turns_an_outage_into_a_failed_step(runner: Runner) -> None:
+    env = runner.dispatched_job(303)
 
-    run = run_action(
+    run = runner.run(
         env,
-        tmp_path,
         status="in_progress",
         attempts="1",
-        **{"callback-url": down, "fail-on-error": "true"},
+        fail_on_error="true",
+        callback_url=runner.relay_down,
     )
 
     assert not run.succeeded
@@ -159,55 +165,33 @@ def test_fail_on_error_turns_an_outage_into_a_failed_step(
     assert run.steps[-1].outputs == {"http-status": "", "outcome": "failed"}
 
 
-def test_a_refused_report_is_an_error_annotation_but_not_a_red_job(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
+def test_a_refused_report_is_an_error_annotation_but_not_a_red_job(runner: Runner) -> None:
     # A dispatch the relay never sent: it has no record of it (SPEC §5.6) and answers 400.
-    event = dispatch_event(stack, 304, "b8" * 20)
-    event["client_payload"] = {**event["client_payload"], "delivery_id": "not-a-dispatch-of-ours"}
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    callback = f"{stack.relay_url}/github/callback"
+    env = runner.dispatched_job(304, delivery_id="not-a-dispatch-of-ours")
 
-    run = run_action(env, tmp_path, status="in_progress", **{"callback-url": callback})
+    run = runner.run(env, status="in_progress", callback_url=runner.callback)
 
     assert run.succeeded, run.log
     assert "::error title=crcr report::relay refused the report with HTTP 400" in run.stdout
     assert run.outputs == {"http-status": "400", "outcome": "refused"}
 
 
-def test_a_wrong_input_is_an_error_annotation(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 305, "c9" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    callback = f"{stack.relay_url}/github/callback"
+def test_a_wrong_input_is_an_error_annotation(runner: Runner) -> None:
+    env = runner.dispatched_job(305)
 
-    run = run_action(
-        env, tmp_path, status="completed", conclusion="green", **{"callback-url": callback}
-    )
+    run = runner.run(env, status="completed", conclusion="green", callback_url=runner.callback)
 
     assert run.succeeded, run.log
     assert "::error title=crcr report::--conclusion must be one of" in run.stdout
     assert run.outputs == {"http-status": "", "outcome": "invalid"}
 
 
-def test_a_missing_python_is_named(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 306, "d0" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    callback = f"{stack.relay_url}/github/callback"
+def test_a_missing_python_is_named(runner: Runner) -> None:
+    env = runner.dispatched_job(306)
+    inputs = {"status": "in_progress", "python": "python2.7", "callback_url": runner.callback}
 
-    run = run_action(
-        env, tmp_path, status="in_progress", python="python2.7", **{"callback-url": callback}
-    )
-    failing = run_action(
-        env,
-        tmp_path,
-        status="in_progress",
-        python="python2.7",
-        **{"callback-url": callback, "fail-on-error": "true"},
-    )
+    run = runner.run(env, **inputs)
+    failing = runner.run(env, **inputs, fail_on_error="true")
 
     assert run.succeeded
     assert "::error title=crcr report::python2.7 is missing or older than Python 3.9" in run.stdout
@@ -215,19 +199,20 @@ def test_a_missing_python_is_named(
     assert failing.steps[-1].returncode == 2
 
 
-def test_a_missing_junit_report_is_a_warning_and_the_result_still_goes(
-    stack: Stack, tmp_path: Path, bare_python: Path, closed_port: int
-) -> None:
-    event = dispatch_event(stack, 307, "e1" * 20)
-    env = runner_env(stack, tmp_path, bare_python, closed_port, event)
-    callback = f"{stack.relay_url}/github/callback"
+def test_a_missing_junit_report_is_a_warning_and_the_result_still_goes(runner: Runner) -> None:
+    env = runner.dispatched_job(307)
 
-    started = run_action(env, tmp_path, status="in_progress", **{"callback-url": callback})
-    inputs = {"callback-url": callback, "failed-tests": "reports/junit.xml"}
-    completed = run_action(env, tmp_path, status="completed", conclusion="failure", **inputs)
+    started = runner.run(env, status="in_progress", callback_url=runner.callback)
+    completed = runner.run(
+        env,
+        status="completed",
+        conclusion="failure",
+        failed_tests="reports/junit.xml",
+        callback_url=runner.callback,
+    )
 
     assert started.succeeded and completed.succeeded, completed.log
     assert "::warning title=crcr report::failed tests not sent: --failed-tests" in completed.stdout
     assert completed.outputs == {"http-status": "200", "outcome": "accepted"}
-    [row] = stack.job_rows(307, ACTIONS_REPO)
+    [row] = runner.stack.job_rows(307, ACTIONS_REPO)
     assert row["conclusion"] == "failure"
