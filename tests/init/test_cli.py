@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ import yaml
 from typer.testing import CliRunner
 
 from crcr.init import cli as init_cli
-from crcr.init.workflow import PLACEHOLDER_ACTION, PLACEHOLDER_CALLBACK_URL, TEMPLATES
+from crcr.init.workflow import DEFAULT_ACTION, PLACEHOLDER_CALLBACK_URL, TEMPLATES
 
 ACTION = "my-org/crcr/action/crcr-report@v1"
 CALLBACK_URL = "https://relay.example.com/github/callback"
@@ -42,8 +43,11 @@ def load_workflow(repo: Path) -> dict[str, Any]:
     return workflow
 
 
-def report_steps(job: dict[str, Any]) -> list[dict[str, Any]]:
-    return [step for step in job["steps"] if str(step.get("uses", "")).startswith(ACTION)]
+def report_steps(job: dict[str, Any], action: str = ACTION) -> list[dict[str, Any]]:
+    return [step for step in job["steps"] if str(step.get("uses", "")).startswith(action)]
+
+
+DISPATCHED = "github.event_name == 'repository_dispatch'"
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
@@ -62,15 +66,43 @@ def test_each_template_is_a_dispatch_workflow_whose_jobs_report_start_and_end(
     assert workflow["env"]["CRCR_CALLBACK_URL"] == CALLBACK_URL
     assert workflow["jobs"]
     for name, job in workflow["jobs"].items():
-        first, *_, last = job["steps"]
+        setup, first, *_, last = job["steps"]
+        assert setup["uses"] == "actions/setup-python@v5", f"{name} runs the action on Python"
         assert first in report_steps(job), f"{name} does not report in_progress first"
         assert first["with"]["status"] == "in_progress"
+        assert first["if"] == DISPATCHED
         assert last in report_steps(job), f"{name} does not report completed last"
         assert last["with"]["status"] == "completed"
         assert last["with"]["conclusion"] == "${{ job.status }}"
-        assert last["if"] == "always()", f"{name} would not report a failure"
+        assert last["if"] == f"always() && {DISPATCHED}", f"{name} would not report a failure"
         for step in report_steps(job):
             assert step["with"]["callback-url"] == "${{ env.CRCR_CALLBACK_URL }}"
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_each_template_runs_by_hand_with_a_chosen_upstream_ref_and_python(
+    app: typer.Typer, tmp_path: Path, template: str
+) -> None:
+    init(app, tmp_path, "--template", template, "--action", ACTION)
+
+    workflow = load_workflow(tmp_path)
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert {"upstream_repo", "upstream_ref", "python_version"} <= set(inputs)
+    assert "inputs.upstream_ref" in workflow["env"]["UPSTREAM_REF"]
+    assert "inputs.python_version" in workflow["env"]["PYTHON_VERSION"]
+    setups = [job["steps"][0]["with"]["python-version"] for job in workflow["jobs"].values()]
+    assert all(v in ("${{ env.PYTHON_VERSION }}", "${{ matrix.python }}") for v in setups)
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+def test_runs_for_two_upstream_repositories_never_share_a_concurrency_group(
+    app: typer.Typer, tmp_path: Path, template: str
+) -> None:
+    init(app, tmp_path, "--template", template, "--action", ACTION)
+
+    group = load_workflow(tmp_path)["concurrency"]["group"]
+    assert "github.event.client_payload.payload.repository.full_name" in group
+    assert "pull_request.number" in group
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
@@ -93,7 +125,11 @@ def test_the_matrix_legs_report_under_distinct_job_names(app: typer.Typer, tmp_p
     init(app, tmp_path, "--template", "matrix", "--action", ACTION)
 
     (job,) = load_workflow(tmp_path)["jobs"].values()
-    matrix: dict[str, list[Any]] = job["strategy"]["matrix"]
+    matrix: dict[str, Any] = dict(job["strategy"]["matrix"])
+    # A run by hand narrows the Python versions (an expression); dispatches use its fallback.
+    fallback = re.search(r"\|\| '(\[.*?\])'", matrix["python"])
+    assert fallback is not None, matrix["python"]
+    matrix["python"] = json.loads(fallback.group(1))
     names_in_steps = {step["with"]["job-name"] for step in report_steps(job)}
     (pattern,) = names_in_steps  # in_progress and completed report under the same name
     legs = [
@@ -115,8 +151,7 @@ def test_build_then_test_publishes_wheels_and_tests_them_on_a_gpu_runner(
     upstream_checkout = next(
         s for s in build["steps"] if s.get("with", {}).get("path") == "upstream"
     )
-    assert upstream_checkout["with"]["ref"] == "${{ env.UPSTREAM_SHA }}"
-    assert any("index.html" in str(s.get("run", "")) for s in build["steps"])
+    assert upstream_checkout["with"]["ref"] == "${{ env.UPSTREAM_REF }}"
     assert report_steps(build)[-1]["with"]["artifact-url"] == (
         "${{ steps.wheels.outputs.artifact-url }}"
     )
@@ -125,7 +160,30 @@ def test_build_then_test_publishes_wheels_and_tests_them_on_a_gpu_runner(
     assert any("--find-links wheelhouse" in str(s.get("run", "")) for s in test["steps"])
     completed = report_steps(test)[-1]["with"]
     assert completed["artifact-url"] == "${{ steps.reports.outputs.artifact-url }}"
-    assert completed["test-results"] == "${{ steps.counts.outputs.results }}"
+    assert completed["failed-tests"] == "reports/junit.xml"
+
+
+def test_wheels_builds_tests_on_an_accelerator_then_publishes_a_find_links_index(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    init(app, tmp_path, "--template", "wheels", "--action", ACTION)
+
+    workflow = load_workflow(tmp_path)
+    build, test, publish = (workflow["jobs"][name] for name in ("build", "test", "publish"))
+    assert (test["needs"], publish["needs"]) == ("build", "test")
+    assert "gpu" in test["runs-on"]
+    inputs = workflow["on"]["workflow_dispatch"]["inputs"]
+    assert inputs["build_vision"]["type"] == inputs["build_audio"]["type"] == "boolean"
+    assert any(step.get("if") == "inputs.build_vision" for step in build["steps"])
+    assert any("index.html" in str(step.get("run", "")) for step in publish["steps"])
+    assert publish["outputs"]["index-url"] == "${{ steps.deploy.outputs.page_url }}"
+    assert publish["permissions"]["id-token"] == "write"
+    assert report_steps(publish)[-1]["with"]["artifact-url"] == (
+        "${{ steps.deploy.outputs.page_url }}"
+    )
+    for job in (build, test, publish):
+        statuses = [step["with"]["status"] for step in report_steps(job)]
+        assert statuses == ["in_progress", "completed"]
 
 
 def test_an_existing_workflow_is_kept_without_force(app: typer.Typer, tmp_path: Path) -> None:
@@ -145,18 +203,21 @@ def test_an_existing_workflow_is_kept_without_force(app: typer.Typer, tmp_path: 
     assert "strategy:" in workflow.read_text()
 
 
-def test_placeholders_left_in_the_file_are_pointed_out(app: typer.Typer, tmp_path: Path) -> None:
+def test_by_default_the_jobs_report_with_crcrs_v1_action(app: typer.Typer, tmp_path: Path) -> None:
     result = init(app, tmp_path)
 
     assert result.exit_code == 0
-    assert f"uses: {PLACEHOLDER_ACTION}" in result.output
+    assert DEFAULT_ACTION.endswith("/action/crcr-report@v1")
+    (job,) = load_workflow(tmp_path)["jobs"].values()
+    assert len(report_steps(job, DEFAULT_ACTION)) == 2
     assert "set CRCR_CALLBACK_URL" in result.output
+    assert "uses:" not in result.output  # nothing about the action is left to edit
 
 
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
-        (["--template", "huge"], "--template must be one of minimal, matrix, build-test"),
+        (["--template", "huge"], "--template must be one of minimal, matrix, build-test, wheels"),
         (["--callback-url", "relay.example.com"], "--callback-url must be an http(s) URL"),
         (["--callback-url", "https://x.org/cb\non: push"], "--callback-url must be an http(s) URL"),
         (["--action", "crcr-report"], "--action must look like owner/repo/path@ref or ./path"),

@@ -6,7 +6,7 @@ import pytest
 import yaml
 
 from crcr.init.workflow import (
-    PLACEHOLDER_ACTION,
+    DEFAULT_ACTION,
     PLACEHOLDER_CALLBACK_URL,
     TEMPLATES,
     InitError,
@@ -18,12 +18,11 @@ from crcr.init.workflow import (
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
-def test_every_template_holds_the_placeholders_rendering_replaces(template: str) -> None:
+def test_every_template_holds_the_values_rendering_replaces(template: str) -> None:
     text = template_text(template)
 
     assert text.count(PLACEHOLDER_CALLBACK_URL) == 1  # one place to edit by hand
-    assert text.count(PLACEHOLDER_ACTION) >= 2  # in_progress and completed
-    assert "OWNER" not in text.replace(PLACEHOLDER_ACTION, "")
+    assert text.count(f"uses: {DEFAULT_ACTION}") >= 2  # in_progress and completed
 
 
 @pytest.mark.parametrize("template", TEMPLATES)
@@ -38,8 +37,9 @@ def test_a_rendered_template_is_the_template_with_the_given_values(template: str
         "http://127.0.0.1:8000/github/callback"
     )
     assert rendered.count("uses: ./action/crcr-report") == template_text(template).count(
-        PLACEHOLDER_ACTION
+        DEFAULT_ACTION
     )
+    assert DEFAULT_ACTION not in rendered
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -26,6 +27,7 @@ REFERENCE_INPUTS = {
     "max-time",
 }
 FAILURE_DETAIL_INPUTS = {"failed-tests", "triage-verdict"}
+OWN_INPUTS = {"attempts", "fail-on-error", "python"}
 
 
 @pytest.fixture(scope="module")
@@ -58,22 +60,27 @@ def test_every_input_reaches_the_report_step_through_its_environment(
 ) -> None:
     env = step(action, "Report to the relay")["env"]
     passed = " ".join(env.values())
-    for name in REFERENCE_INPUTS | FAILURE_DETAIL_INPUTS:
+    for name in REFERENCE_INPUTS | FAILURE_DETAIL_INPUTS | OWN_INPUTS:
         assert f"inputs.{name} }}}}" in passed, name
     assert env["CRCR_CHECK_RUN_ID"] == "${{ job.check_run_id }}"
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="the action's steps run in bash")
 def test_hostile_inputs_arrive_as_literal_arguments(action: dict[str, Any], tmp_path: Path) -> None:
-    bin_dir = tmp_path / "crcr-report-venv" / "bin"
-    bin_dir.mkdir(parents=True)
-    fake_crcr = bin_dir / "crcr"
-    fake_crcr.write_text('#!/bin/sh\nfor arg in "$@"; do printf "%s\\n" "$arg"; done\n')
-    fake_crcr.chmod(fake_crcr.stat().st_mode | stat.S_IXUSR)
+    # A stand-in python3 that passes the version check and prints the reporter's arguments.
+    fake_python = tmp_path / "python3"
+    fake_python.write_text(
+        '#!/bin/sh\ncase "$2" in *version_info*) exit 0;; esac\n'
+        'shift 4\nfor arg in "$@"; do printf "%s\\n" "$arg"; done\n'
+    )
+    fake_python.chmod(fake_python.stat().st_mode | stat.S_IXUSR)
     marker = tmp_path / "pwned"
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "RUNNER_TEMP": str(tmp_path),
+        "GITHUB_OUTPUT": str(tmp_path / "output"),
+        "CRCR_ACTION_SRC": str(tmp_path / "src"),
+        "CRCR_ACTION_PYTHON": str(fake_python),
         "CRCR_INPUT_STATUS": "completed",
         "CRCR_INPUT_CONCLUSION": "success",
         "CRCR_INPUT_TEST_RESULTS": '{"passed": 1, "failed": 0, "skipped": 0}',
@@ -84,19 +91,30 @@ def test_hostile_inputs_arrive_as_literal_arguments(action: dict[str, Any], tmp_
         "CRCR_INPUT_DELIVERY_ID": "",
         "CRCR_INPUT_EVENT_TYPE": "",
         "CRCR_INPUT_MAX_TIME": "10",
+        "CRCR_INPUT_ATTEMPTS": "5",
+        "CRCR_INPUT_FAIL_ON_ERROR": "false",
     }
     script = step(action, "Report to the relay")["run"]
     result = subprocess.run(
         ["bash", "-c", script], env=env, capture_output=True, text=True, check=True
     )
     assert result.stdout.splitlines() == [
-        "report",
+        "--action",
         "--provider=github",
         "--status=completed",
         "--timeout=10",
+        "--attempts=5",
+        "--fail-on-error=false",
         "--conclusion=success",
         '--test-results={"passed": 1, "failed": 0, "skipped": 0}',
         "--failed-tests=reports/junit $(touch pwned).xml",
         f"--job-name=--help $(touch {marker}); `touch {marker}`",
     ]
     assert not marker.exists()
+
+
+def test_the_action_installs_nothing(action: dict[str, Any]) -> None:
+    words = set(re.findall(r"[\w-]+", " ".join(each["run"] for each in action["runs"]["steps"])))
+    assert not words & {"pip", "pip3", "venv", "virtualenv", "uv", "pipx", "install"}
+    assert set(action["outputs"]) == {"http-status", "outcome"}
+    assert action["inputs"]["fail-on-error"]["default"] == "false"

@@ -23,6 +23,8 @@ from crcr.reporter.post import (
 )
 from crcr.reporter.retry import RetryPolicy, retry_after_seconds
 from crcr.reporter.token import FreshTokens
+from crcr.reporter.transport import Answer, NetworkError
+from crcr.sandbox.reporter_send import httpx_send
 
 URL = "http://relay.test/github/callback"
 TOKEN = "eyJhbGciOiJSUzI1NiJ9.eyJyZXBvc2l0b3J5IjoiaW50ZWwveHB1In0.c2lnbmVk"
@@ -105,7 +107,9 @@ async def test_a_502_is_retried_with_backoff_until_the_relay_accepts(
         [PlainTextResponse("Bad Gateway", status_code=502)] * 2 + [JSONResponse({"ok": True})]
     )
     async with client_for(relay) as client:
-        outcome = await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+        outcome = await post_callback(
+            httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep
+        )
     assert (outcome.status_code, outcome.verdict, outcome.attempts) == (200, "accepted", 3)
     assert slept == [1.0, 2.0]
     assert relay.received == [BODY] * 3
@@ -115,7 +119,9 @@ async def test_a_502_is_retried_with_backoff_until_the_relay_accepts(
 async def test_network_errors_and_timeouts_are_retried(slept: list[float], sleep: Any) -> None:
     relay = ScriptedRelay([JSONResponse({"ok": True})])
     async with client_for(relay, dropped=2) as client:
-        outcome = await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+        outcome = await post_callback(
+            httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep
+        )
     assert outcome.attempts == 3
     assert len(relay.received) == 1
 
@@ -128,7 +134,7 @@ async def test_a_429_waits_as_long_as_retry_after_says(slept: list[float], sleep
         ]
     )
     async with client_for(relay) as client:
-        await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+        await post_callback(httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep)
     assert slept == [7.0]
 
 
@@ -139,7 +145,9 @@ async def test_a_503_waits_as_long_as_retry_after_says(slept: list[float], sleep
     )
     relay = ScriptedRelay([down, JSONResponse({"ok": True})])
     async with client_for(relay) as client:
-        outcome = await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+        outcome = await post_callback(
+            httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep
+        )
     assert outcome.attempts == 2
     assert slept == [30.0]
 
@@ -155,7 +163,7 @@ async def test_retry_after_is_capped_for_a_503_as_for_a_429(slept: list[float], 
     )
     policy = RetryPolicy(attempts=4, first_delay=1.0, jitter=0.0, max_retry_after=120.0)
     async with client_for(relay) as client:
-        await post_callback(client, URL, BODY, token, policy=policy, sleep=sleep)
+        await post_callback(httpx_send(client), URL, BODY, token, policy=policy, sleep=sleep)
     assert slept == [120.0, 120.0, 4.0]
 
 
@@ -179,7 +187,7 @@ async def test_retries_that_outlast_a_token_send_a_freshly_minted_one(
     tokens = FreshTokens(mint, refresh_after=150.0, clock=fake_time.monotonic)
     async with client_for(relay) as client:
         outcome = await post_callback(
-            client, URL, BODY, tokens, policy=POLICY, sleep=fake_time.sleep
+            httpx_send(client), URL, BODY, tokens, policy=POLICY, sleep=fake_time.sleep
         )
     assert outcome.attempts == 3
     # Sent at 0 s and 100 s with the first token; at 200 s it was too old for a third.
@@ -195,7 +203,7 @@ async def test_a_4xx_stops_at_once_with_the_relays_message(sleep: Any) -> None:
     relay = ScriptedRelay([JSONResponse(refusal, status_code=400)])
     async with client_for(relay) as client:
         with pytest.raises(CallbackRefused) as caught:
-            await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+            await post_callback(httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep)
     assert str(caught.value) == (
         "relay refused the report with HTTP 400: workflow.run_id: required"
     )
@@ -207,7 +215,7 @@ async def test_giving_up_says_how_often_and_what_went_wrong_last(sleep: Any) -> 
     relay = ScriptedRelay([JSONResponse({"detail": "HUD down"}, status_code=503)] * 4)
     async with client_for(relay) as client:
         with pytest.raises(CallbackUndelivered) as caught:
-            await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+            await post_callback(httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep)
     assert str(caught.value) == "gave up after 4 attempts: HTTP 503: HUD down"
 
 
@@ -217,7 +225,7 @@ async def test_giving_up_on_the_network_names_the_error_but_never_the_token(
     relay = ScriptedRelay([])
     async with client_for(relay, dropped=4) as client:
         with pytest.raises(CallbackUndelivered) as caught:
-            await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+            await post_callback(httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep)
     assert str(caught.value) == (
         "gave up after 4 attempts: ConnectTimeout talking to relay.test: timed out"
     )
@@ -225,7 +233,7 @@ async def test_giving_up_on_the_network_names_the_error_but_never_the_token(
 
 
 def test_a_network_error_that_quotes_the_token_is_blanked() -> None:
-    leaky = httpx.RemoteProtocolError(f"illegal header value: Bearer {TOKEN}")
+    leaky = NetworkError("RemoteProtocolError", f"illegal header value: Bearer {TOKEN}")
     problem = network_problem(leaky, "relay.test", secret=TOKEN)
     assert problem == (
         "RemoteProtocolError talking to relay.test: illegal header value: Bearer [token]"
@@ -245,7 +253,9 @@ async def test_every_success_says_what_the_relay_made_of_it(
     answer: Response, verdict: str, said: str, sleep: Any
 ) -> None:
     async with client_for(ScriptedRelay([answer])) as client:
-        outcome = await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+        outcome = await post_callback(
+            httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep
+        )
     assert outcome.verdict == verdict
     assert said in outcome.describe()
     assert outcome.describe().startswith(f"crcr report: HTTP {answer.status_code}: ")
@@ -255,15 +265,37 @@ async def test_a_redirect_is_refused_with_where_to_go_instead(sleep: Any) -> Non
     moved = Response(status_code=308, headers={"location": "https://relay.example/cb"})
     async with client_for(ScriptedRelay([moved])) as client:
         with pytest.raises(CallbackRefused, match=r"redirected to https://relay\.example/cb"):
-            await post_callback(client, URL, BODY, token, policy=POLICY, sleep=sleep)
+            await post_callback(httpx_send(client), URL, BODY, token, policy=POLICY, sleep=sleep)
 
 
 def test_a_relay_message_never_repeats_the_token_and_stays_short() -> None:
-    echoed = httpx.Response(401, text=f"bad token {TOKEN} " + "x" * 1000)
+    echoed = Answer(401, text=f"bad token {TOKEN} " + "x" * 1000)
     message = relay_message(echoed, secret=TOKEN)
     assert TOKEN not in message
     assert message.startswith("bad token [token] xxx")
     assert len(message) == 300
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            {"detail": "workflow.run_id: required", "field": "workflow.run_id"},
+            "workflow.run_id: required",
+        ),
+        (
+            {"detail": "no dispatch record", "field": "delivery_id"},
+            "no dispatch record (field delivery_id)",
+        ),
+        ({"detail": "boom", "request_id": "r-1"}, "boom (request id r-1)"),
+        ({"error": "from an older relay"}, "from an older relay"),
+        ({"detail": "new", "error": "old"}, "new"),
+    ],
+)
+def test_the_relays_detail_is_read_first_and_old_error_bodies_still_are(
+    body: dict[str, str], said: str
+) -> None:
+    assert relay_message(Answer(400, text=json.dumps(body)), secret=TOKEN) == said
 
 
 def test_retry_after_takes_seconds_or_a_date_and_is_capped() -> None:

@@ -20,6 +20,7 @@ from crcr.reporter.ci_env import Provider
 from crcr.reporter.report import ReportInputs, deliver_report, prepare_report
 from crcr.reporter.token import TokenError
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.reporter_send import httpx_send
 
 Env = dict[str, str]
 T0 = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC)
@@ -88,7 +89,7 @@ async def test_a_job_reports_start_then_finish_and_the_finish_remembers_the_star
         job_env,
         callback_url="http://sandbox.test/github/callback",
         audience="pytorch-cross-repo-ci-relay",
-        client=client,
+        send=httpx_send(client),
     )
     finished = prepare_report(
         ReportInputs(
@@ -104,7 +105,7 @@ async def test_a_job_reports_start_then_finish_and_the_finish_remembers_the_star
         job_env,
         callback_url="http://sandbox.test/github/callback",
         audience="pytorch-cross-repo-ci-relay",
-        client=client,
+        send=httpx_send(client),
     )
     assert outcome.verdict == "accepted"
     (repo_1, first), (repo_2, second) = relay.callbacks
@@ -126,7 +127,7 @@ async def test_without_a_token_nothing_is_sent(
             github_env,  # no ACTIONS_ID_TOKEN_REQUEST_* variables
             callback_url="http://sandbox.test/github/callback",
             audience="pytorch-cross-repo-ci-relay",
-            client=client,
+            send=httpx_send(client),
         )
     assert relay.callbacks == []
     assert report.started_file is not None
@@ -145,7 +146,7 @@ async def test_a_repeated_in_progress_does_not_move_the_remembered_start(
             job_env,
             callback_url="http://sandbox.test/github/callback",
             audience="pytorch-cross-repo-ci-relay",
-            client=client,
+            send=httpx_send(client),
         )
     finished = prepare_report(
         ReportInputs(status="completed", conclusion="failure"), job_env, now=T0

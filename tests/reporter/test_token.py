@@ -29,6 +29,7 @@ from crcr.reporter.token import (
     mint_token,
 )
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.reporter_send import httpx_send
 
 ISSUER_URL = "http://actions.test/oidc"
 FAST = RetryPolicy(attempts=3, first_delay=0.0, jitter=0.0)
@@ -75,7 +76,7 @@ def test_the_audience_is_appended_to_the_runners_query_string() -> None:
 async def test_an_actions_token_carries_our_audience_and_the_jobs_repository(
     issuer: SandboxIssuer, client: httpx.AsyncClient
 ) -> None:
-    token = await mint_github_token(actions_env(issuer), DEFAULT_AUDIENCE, client=client)
+    token = await mint_github_token(actions_env(issuer), DEFAULT_AUDIENCE, send=httpx_send(client))
     claims = verified_claims(issuer, token, DEFAULT_AUDIENCE)
     assert claims["aud"] == "pytorch-cross-repo-ci-relay"
     assert claims["repository"] == "intel/xpu-backend"
@@ -85,7 +86,9 @@ async def test_a_custom_audience_is_requested_as_given(
     issuer: SandboxIssuer, client: httpx.AsyncClient
 ) -> None:
     env = actions_env(issuer)
-    token = await mint_token(Provider.GITHUB, env, "https://relay.example.org", client=client)
+    token = await mint_token(
+        Provider.GITHUB, env, "https://relay.example.org", send=httpx_send(client)
+    )
     assert verified_claims(issuer, token, "https://relay.example.org")["aud"] == (
         "https://relay.example.org"
     )
@@ -95,7 +98,7 @@ async def test_without_the_request_variables_the_missing_permission_is_named(
     client: httpx.AsyncClient,
 ) -> None:
     with pytest.raises(TokenError, match="permissions: id-token: write"):
-        await mint_github_token({}, DEFAULT_AUDIENCE, client=client)
+        await mint_github_token({}, DEFAULT_AUDIENCE, send=httpx_send(client))
 
 
 async def test_a_refused_request_token_fails_at_once_without_echoing_secrets(
@@ -103,7 +106,9 @@ async def test_a_refused_request_token_fails_at_once_without_echoing_secrets(
 ) -> None:
     env = actions_env(issuer) | {"ACTIONS_ID_TOKEN_REQUEST_TOKEN": "not-a-real-request-token"}
     with pytest.raises(TokenError) as caught:
-        await mint_github_token(env, DEFAULT_AUDIENCE, client=client, policy=FAST, sleep=no_sleep)
+        await mint_github_token(
+            env, DEFAULT_AUDIENCE, send=httpx_send(client), policy=FAST, sleep=no_sleep
+        )
     assert str(caught.value) == "cannot mint the OIDC token: actions.test answered HTTP 401"
 
 
@@ -129,7 +134,9 @@ async def test_a_flaky_token_service_is_retried() -> None:
         slept.append(seconds)
 
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app)) as http:
-        token = await mint_github_token(env, "aud", client=http, policy=FAST, sleep=record_sleep)
+        token = await mint_github_token(
+            env, "aud", send=httpx_send(http), policy=FAST, sleep=record_sleep
+        )
     assert token == "header.claims.signature"
     assert calls == ["http://runtime.test/idtoken?api-version=2.0&audience=aud"] * 2
     assert slept == [0.0]

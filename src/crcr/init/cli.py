@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from crcr.init.workflow import (
-    PLACEHOLDER_ACTION,
+    DEFAULT_ACTION,
     PLACEHOLDER_CALLBACK_URL,
     TEMPLATES,
     InitError,
@@ -42,7 +42,10 @@ def downstream(
         PLACEHOLDER_CALLBACK_URL, "--callback-url", help="The relay's /github/callback URL."
     ),
     action: str = typer.Option(
-        PLACEHOLDER_ACTION, "--action", help="The crcr-report action to use (owner/repo/path@ref)."
+        DEFAULT_ACTION,
+        "--action",
+        help="The crcr-report action the jobs report with (owner/repo/path@ref, or ./path for"
+        " a copy in the repository); the default follows crcr's v1 releases.",
     ),
 ) -> None:
     """Write .github/workflows/crcr.yml: a workflow the relay's dispatches start."""
@@ -53,7 +56,7 @@ def downstream(
         typer.echo(f"crcr init downstream: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"wrote {written} (template {template})")
-    for advice in placeholders_left(action, callback_url):
+    for advice in placeholders_left(callback_url):
         typer.echo(f"next: {advice}")
     typer.echo("next: ask the upstream's maintainers to add this repository to the allowlist")
 

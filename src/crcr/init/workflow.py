@@ -1,8 +1,9 @@
 """Render a downstream workflow template with the relay's URL and the action's reference.
 
-Pure: names in, YAML text out. The templates are valid workflows on their own, holding
-placeholder values (`PLACEHOLDER_ACTION`, `PLACEHOLDER_CALLBACK_URL`) that rendering
-replaces, so a reader of the package data sees exactly what gets written.
+Pure: names in, YAML text out. The templates are valid workflows on their own (linted
+with actionlint in the tests), holding the default action reference (`DEFAULT_ACTION`)
+and a placeholder callback URL (`PLACEHOLDER_CALLBACK_URL`) that rendering replaces, so
+a reader of the package data sees exactly what gets written.
 """
 
 from __future__ import annotations
@@ -10,8 +11,10 @@ from __future__ import annotations
 import re
 from importlib import resources
 
-TEMPLATES = ("minimal", "matrix", "build-test")
-PLACEHOLDER_ACTION = "OWNER/crcr/action/crcr-report@main"
+TEMPLATES = ("minimal", "matrix", "build-test", "wheels")
+HOME_REPOSITORY = "crcr-project/crcr"
+"""Where crcr is published; its `v1` tag moves with every compatible release of the action."""
+DEFAULT_ACTION = f"{HOME_REPOSITORY}/action/crcr-report@v1"
 PLACEHOLDER_CALLBACK_URL = "https://relay.example.org/github/callback"
 
 # `owner/repo[/path]@ref` or a local `./path`: what a step's `uses:` accepts for an
@@ -60,20 +63,14 @@ def template_text(name: str) -> str:
 def render_workflow(name: str, *, action: str, callback_url: str) -> str:
     """The workflow file `crcr init downstream` writes."""
     text = template_text(name)
-    text = text.replace(PLACEHOLDER_ACTION, check_action(action))
+    text = text.replace(f"uses: {DEFAULT_ACTION}", f"uses: {check_action(action)}")
     return text.replace(PLACEHOLDER_CALLBACK_URL, check_callback_url(callback_url))
 
 
-def placeholders_left(action: str, callback_url: str) -> list[str]:
+def placeholders_left(callback_url: str) -> list[str]:
     """What the user still has to edit in the written file, as advice lines."""
-    advice = []
-    if action == PLACEHOLDER_ACTION:
-        advice.append(
-            f"replace OWNER in `uses: {PLACEHOLDER_ACTION}` with the owner of your crcr"
-            " fork or release (or pass --action)"
-        )
     if callback_url == PLACEHOLDER_CALLBACK_URL:
-        advice.append(
+        return [
             "set CRCR_CALLBACK_URL to your relay's /github/callback URL (or pass --callback-url)"
-        )
-    return advice
+        ]
+    return []

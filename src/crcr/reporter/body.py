@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any, Literal
 
 SCHEMA_VERSION = "1"
@@ -193,7 +193,7 @@ def self_report_dispatch(options: ReportOptions) -> dict[str, Any]:
 
 def iso_timestamp(moment: datetime) -> str:
     """Format a moment as ISO-8601 UTC with milliseconds (queue times have 3 decimals)."""
-    return moment.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return moment.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def build_callback_body(

@@ -13,7 +13,7 @@ from crcr.reporter.body import ReportError, RunContext, check_dispatch_payload
 DISPATCH_PAYLOAD_VARIABLE = "CRCR_DISPATCH_PAYLOAD"
 
 
-class Provider(enum.StrEnum):
+class Provider(str, enum.Enum):
     """The CI systems `crcr report` knows how to describe and mint tokens for."""
 
     GITHUB = "github"

@@ -6,46 +6,15 @@ delivered, 2 the command was used wrongly (a bad option or missing CI variable).
 
 from __future__ import annotations
 
-import asyncio
-import json
 import os
-from datetime import UTC, datetime
 
-import httpx
 import typer
 
-from crcr.reporter.body import ReportError
-from crcr.reporter.post import (
-    REQUEST_TIMEOUT,
-    CallbackRefused,
-    CallbackUndelivered,
-    PostOutcome,
-)
-from crcr.reporter.report import (
-    PreparedReport,
-    ReportInputs,
-    check_callback_url,
-    deliver_report,
-    prepare_report,
-)
-from crcr.reporter.token import DEFAULT_AUDIENCE, TokenError
-
-EXIT_FAILED = 1
-EXIT_USAGE = 2
-
-
-def _fail(message: str, code: int) -> typer.Exit:
-    typer.echo(f"crcr report: {message}", err=True)
-    return typer.Exit(code)
-
-
-async def _send(
-    report: PreparedReport, env: dict[str, str], callback_url: str, audience: str, seconds: float
-) -> PostOutcome:
-    async with httpx.AsyncClient(timeout=httpx.Timeout(seconds)) as client:
-        return await deliver_report(
-            report, env, callback_url=callback_url, audience=audience, client=client
-        )
+from crcr.reporter.command import Delivery, run_report
+from crcr.reporter.post import REQUEST_TIMEOUT
+from crcr.reporter.report import ReportInputs
+from crcr.reporter.retry import RetryPolicy
+from crcr.reporter.token import DEFAULT_AUDIENCE
 
 
 def report(
@@ -85,6 +54,9 @@ def report(
     timeout: float = typer.Option(
         REQUEST_TIMEOUT, min=1.0, help="Seconds per phase of each HTTP request."
     ),
+    attempts: int = typer.Option(
+        RetryPolicy.attempts, min=1, max=10, help="Tries before giving up (network errors, 5xx)."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the body; mint and send nothing."),
 ) -> None:
     """Report this CI job's status to the relay."""
@@ -104,21 +76,20 @@ def report(
         failed_tests=failed_tests,
         triage_verdict=triage_verdict,
     )
-    try:
-        prepared = prepare_report(inputs, env, now=datetime.now(UTC))
-        url = "" if dry_run else check_callback_url(callback_url)
-    except ReportError as exc:
-        raise _fail(str(exc), EXIT_USAGE) from None
-    for warning in prepared.warnings:
-        typer.echo(f"crcr report: warning: {warning}", err=True)
-    if dry_run:
-        typer.echo(json.dumps(prepared.body, indent=2))
-        return
-    try:
-        outcome = asyncio.run(_send(prepared, env, url, audience, timeout))
-    except (TokenError, CallbackRefused, CallbackUndelivered) as exc:
-        raise _fail(str(exc), EXIT_FAILED) from None
-    typer.echo(outcome.describe())
+    result = run_report(
+        inputs,
+        env,
+        Delivery(
+            callback_url=callback_url,
+            audience=audience,
+            timeout=timeout,
+            attempts=attempts,
+            dry_run=dry_run,
+        ),
+    )
+    if result.exit_code != 0:
+        typer.echo(f"crcr report: {result.message}", err=True)
+        raise typer.Exit(result.exit_code)
 
 
 def register(app: typer.Typer) -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from crcr.failure_detail.failed_tests import DROPPED_KEY, bound_failed_tests
 from crcr.failure_detail.triage_verdict import sanitise_triage_verdict
-from crcr.reporter.junit import JUnitError, read_junit
+from crcr.reporter.junit import MAX_REPORT_BYTES, JUnitError, read_junit
 
 
 @dataclass
@@ -41,10 +40,15 @@ class FailureDetail:
 
 
 def _read(path: str, option: str) -> bytes:
+    """The file's bytes; one over `MAX_REPORT_BYTES` is refused, not read into memory."""
     try:
-        return Path(path).read_bytes()
+        with open(path, "rb") as file:
+            data = file.read(MAX_REPORT_BYTES + 1)
     except OSError as exc:
         raise ValueError(f"{option} {path}: cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_REPORT_BYTES:
+        raise ValueError(f"{option} {path}: larger than {MAX_REPORT_BYTES // 2**20} MiB")
+    return data
 
 
 def _json(data: bytes, option: str, path: str) -> Any:

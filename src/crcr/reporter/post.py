@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import Any, Literal
+from datetime import datetime, timezone
+from typing import Any, Callable, Literal
 from urllib.parse import urlsplit
-
-import httpx
 
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep, retry_after_seconds
 from crcr.reporter.token import MintToken
+from crcr.reporter.transport import Answer, NetworkError, Send
 
 Verdict = Literal["accepted", "queued", "duplicate", "ignored"]
 REQUEST_TIMEOUT = 10.0
@@ -52,30 +50,46 @@ class CallbackRefused(Exception):
 
 
 class CallbackUndelivered(Exception):
-    """Every attempt failed on the network or with a relay error (5xx, 429)."""
+    """Every attempt failed on the network or with a relay error (5xx, 429).
+
+    `status_code` is the last attempt's HTTP status, None when it got no answer at all.
+    """
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
 
 
-def relay_message(response: httpx.Response, *, secret: str) -> str:
-    """The relay's own explanation of a refusal, short, with `secret` blanked out."""
+def relay_message(response: Answer, *, secret: str) -> str:
+    """The relay's own explanation of a refusal, short, with `secret` blanked out.
+
+    The relay says it under `detail` (SPEC §5, with the offending `field` beside it);
+    older relays said `error`, and other servers in front of it `message` or `reason`.
+    """
     text = response.text.strip()
     try:
         parsed: Any = json.loads(text)
     except ValueError:
         parsed = None
     if isinstance(parsed, dict):
-        for key in ("error", "detail", "message", "reason"):
+        for key in ("detail", "error", "message", "reason"):
             if isinstance(parsed.get(key), str):
                 text = parsed[key]
                 break
         else:
             text = json.dumps(parsed, separators=(",", ":"))
+        field = parsed.get("field")
+        if isinstance(field, str) and field and field not in text:
+            text = f"{text} (field {field})"
+        if isinstance(parsed.get("request_id"), str):
+            text = f"{text} (request id {parsed['request_id']})"
     return _for_the_log(text, secret=secret) or "(empty body)"
 
 
-def network_problem(exc: httpx.TransportError, host: str, *, secret: str) -> str:
+def network_problem(exc: NetworkError, host: str, *, secret: str) -> str:
     """What went wrong on the wire, for the CI log (`ConnectError talking to …: why`)."""
-    what = f"{type(exc).__name__} talking to {host}"
-    detail = str(exc)
+    what = f"{exc.kind} talking to {host}"
+    detail = exc.detail
     return f"{what}: {_for_the_log(detail, secret=secret)}" if detail else what
 
 
@@ -88,7 +102,7 @@ def _for_the_log(text: str, *, secret: str) -> str:
     return text
 
 
-def _verdict(response: httpx.Response) -> Verdict:
+def _verdict(response: Answer) -> Verdict:
     if response.status_code == 202:
         return "queued"
     try:
@@ -104,14 +118,14 @@ def _verdict(response: httpx.Response) -> Verdict:
 
 
 async def post_callback(
-    client: httpx.AsyncClient,
+    send: Send,
     url: str,
     body: dict[str, Any],
     token: MintToken,
     *,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
 ) -> PostOutcome:
     """POST the callback, retrying network errors, timeouts, 5xx and 429.
 
@@ -124,16 +138,18 @@ async def post_callback(
     payload = json.dumps(body, separators=(",", ":")).encode()
     host = urlsplit(url).netloc or url
     problem = "no attempt made"
+    last_status: int | None = None
     for attempt in range(1, policy.attempts + 1):
         wait: float | None = None
+        last_status = None
         secret = await token()
         headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
         try:
-            response = await client.post(url, content=payload, headers=headers)
-        except httpx.TransportError as exc:
+            response = await send("POST", url, headers, payload)
+        except NetworkError as exc:
             problem = network_problem(exc, host, secret=secret)
         else:
-            status = response.status_code
+            status = last_status = response.status_code
             if 200 <= status < 300:
                 return PostOutcome(status_code=status, verdict=_verdict(response), attempts=attempt)
             if 300 <= status < 400:
@@ -148,4 +164,4 @@ async def post_callback(
             problem = f"{what}: {relay_message(response, secret=secret)}"
         if attempt < policy.attempts:
             await sleep(wait if wait is not None else policy.delay(attempt))
-    raise CallbackUndelivered(f"gave up after {policy.attempts} attempts: {problem}")
+    raise CallbackUndelivered(f"gave up after {policy.attempts} attempts: {problem}", last_status)

@@ -8,8 +8,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from crcr.reporter.body import (
     ReportError,
     build_callback_body,
@@ -28,6 +26,7 @@ from crcr.reporter.post import PostOutcome, post_callback
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
 from crcr.reporter.started import recall_started_at, remember_started_at, state_file
 from crcr.reporter.token import FreshTokens, mint_token
+from crcr.reporter.transport import Send
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ async def deliver_report(
     *,
     callback_url: str,
     audience: str,
-    client: httpx.AsyncClient,
+    send: Send,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
 ) -> PostOutcome:
@@ -138,11 +137,11 @@ async def deliver_report(
 
     async def mint() -> str:
         return await mint_token(
-            report.provider, env, audience, client=client, policy=policy, sleep=sleep
+            report.provider, env, audience, send=send, policy=policy, sleep=sleep
         )
 
     outcome = await post_callback(
-        client, callback_url, report.body, FreshTokens(mint), policy=policy, sleep=sleep
+        send, callback_url, report.body, FreshTokens(mint), policy=policy, sleep=sleep
     )
     workflow = report.body["workflow"]
     if workflow["status"] == "in_progress" and outcome.verdict != "ignored":

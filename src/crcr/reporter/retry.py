@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from email.utils import parsedate_to_datetime
+from typing import Callable
 
 Sleep = Callable[[float], Awaitable[None]]
 
@@ -49,7 +50,7 @@ def retry_after_seconds(header: str | None, policy: RetryPolicy, *, now: datetim
         except (TypeError, ValueError):
             return None
         if when.tzinfo is None:
-            when = when.replace(tzinfo=UTC)
+            when = when.replace(tzinfo=timezone.utc)
         seconds = (when - now).total_seconds()
     return min(max(seconds, 0.0), policy.max_retry_after)
 

@@ -12,13 +12,13 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
+from typing import Callable
 from urllib.parse import quote, urlsplit
-
-import httpx
 
 from crcr.reporter.ci_env import Provider
 from crcr.reporter.retry import RetryPolicy, Sleep, real_sleep
+from crcr.reporter.transport import NetworkError, Send
 
 DEFAULT_AUDIENCE = "pytorch-cross-repo-ci-relay"
 # The reference's Buildkite wrapper asks for 5 minutes: ample for one callback.
@@ -36,7 +36,15 @@ MintToken = Callable[[], Awaitable[str]]
 
 
 class TokenError(Exception):
-    """No token could be minted; the message says why and never contains a secret."""
+    """No token could be minted; the message says why and never contains a secret.
+
+    `transient` when the token service kept failing (worth a warning, not a red job);
+    otherwise the job is set up wrongly (no `id-token: write`, an old agent…).
+    """
+
+    def __init__(self, message: str, *, transient: bool = False) -> None:
+        super().__init__(message)
+        self.transient = transient
 
 
 def github_token_url(request_url: str, audience: str) -> str:
@@ -57,7 +65,7 @@ async def mint_github_token(
     env: Mapping[str, str],
     audience: str,
     *,
-    client: httpx.AsyncClient,
+    send: Send,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
 ) -> str:
@@ -80,9 +88,9 @@ async def mint_github_token(
     problem = "no attempt made"
     for attempt in range(1, policy.attempts + 1):
         try:
-            response = await client.get(url, headers=headers)
-        except httpx.TransportError as exc:
-            problem = f"{type(exc).__name__} talking to {host}"
+            response = await send("GET", url, headers, None)
+        except NetworkError as exc:
+            problem = f"{exc.kind} talking to {host}"
         else:
             if response.status_code == 200:
                 try:
@@ -97,7 +105,9 @@ async def mint_github_token(
                 raise TokenError(f"cannot mint the OIDC token: {problem}")
         if attempt < policy.attempts:
             await sleep(policy.delay(attempt))
-    raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
+    raise TokenError(
+        f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}", transient=True
+    )
 
 
 async def mint_buildkite_token(
@@ -149,7 +159,9 @@ async def mint_buildkite_token(
             )
         if attempt < policy.attempts:
             await sleep(policy.delay(attempt))
-    raise TokenError(f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}")
+    raise TokenError(
+        f"cannot mint the OIDC token after {policy.attempts} attempts: {problem}", transient=True
+    )
 
 
 async def _run_agent(
@@ -169,12 +181,11 @@ async def _run_agent(
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        process_group=0,
+        start_new_session=True,  # a group of its own (`process_group=0` needs Python 3.11)
     )
     try:
-        async with asyncio.timeout(within):
-            stdout, stderr = await process.communicate()
-    except TimeoutError:
+        stdout, stderr = await asyncio.wait_for(process.communicate(), within)
+    except asyncio.TimeoutError:
         _kill_group(process.pid)
         await process.wait()
         raise TokenError(
@@ -233,11 +244,11 @@ async def mint_token(
     env: Mapping[str, str],
     audience: str,
     *,
-    client: httpx.AsyncClient,
+    send: Send,
     policy: RetryPolicy | None = None,
     sleep: Sleep = real_sleep,
 ) -> str:
     """Mint a token for `audience` from whichever CI system runs this job."""
     if provider is Provider.GITHUB:
-        return await mint_github_token(env, audience, client=client, policy=policy, sleep=sleep)
+        return await mint_github_token(env, audience, send=send, policy=policy, sleep=sleep)
     return await mint_buildkite_token(env, audience, policy=policy, sleep=sleep)

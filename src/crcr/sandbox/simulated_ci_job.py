@@ -27,6 +27,7 @@ from crcr.reporter.report import ReportInputs, deliver_report, prepare_report
 from crcr.reporter.retry import RetryPolicy
 from crcr.reporter.token import TokenError
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.reporter_send import httpx_send
 from crcr.sandbox.simulated_ci_model import PlannedJob
 from crcr.sandbox.simulated_ci_state import JobState, ReportRecord
 
@@ -152,7 +153,12 @@ async def send_report(
     )
     prepared = prepare_report(inputs, env, now=datetime.now(UTC))
     return await deliver_report(
-        prepared, env, callback_url=callback_url, audience=audience, client=client, policy=policy
+        prepared,
+        env,
+        callback_url=callback_url,
+        audience=audience,
+        send=httpx_send(client),
+        policy=policy,
     )
 
 
