@@ -158,6 +158,7 @@ class Settings(BaseSettings):
     oidc_audience: str = "pytorch-cross-repo-ci-relay"
     oidc_issuers: Annotated[list[OidcIssuer], NoDecode] = Field(default_factory=_default_issuers)
     redis_url: str | None = None
+    redis_prefix: str = Field(default="crcr:", min_length=1, pattern=r"^[^{}]+$")
     data_dir: Path = Path("./crcr-data")
     database_url: str | None = None
     hud_url: str | None = None
@@ -177,6 +178,7 @@ class Settings(BaseSettings):
     public_docs: bool = False
     self_report_lookups_per_hour: int = Field(default=60, ge=1)
     max_jobs_per_dispatch: int = Field(default=256, ge=1)
+    shutdown_grace: int = Field(default=30, ge=0)
 
     @property
     def docs_routes(self) -> dict[str, Any]:

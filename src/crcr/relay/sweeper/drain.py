@@ -10,6 +10,7 @@ goes through, the rest of the queue is sent at once, a bounded number at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -148,6 +149,14 @@ class QueueDrainer:
     async def _handle(self, queue: str, handler: QueueHandler, item: LeasedItem) -> HandlerResult:
         try:
             result = await handler(item)
+        except asyncio.CancelledError:
+            # Shutdown ran out of grace: hand the item back now rather than leave it
+            # leased (to nobody) for the rest of its lease.
+            with contextlib.suppress(StateStoreUnavailable):
+                await asyncio.shield(
+                    self.store.release(queue, item.item_id, item.lease_token, delay=0.0)
+                )
+            raise
         except StateStoreUnavailable:
             raise
         except Exception:
