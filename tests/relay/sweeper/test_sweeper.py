@@ -505,7 +505,7 @@ async def enqueue(relay: Relay, queue: str, count: int) -> None:
         await relay.store.enqueue(queue, f"{queue}-{n}", {})
 
 
-async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_the_others(
+async def test_a_pass_against_a_hanging_queue_ends_within_its_budget_and_spares_the_others(
     relay: Relay,
 ) -> None:
     hanging: list[str] = []
@@ -516,7 +516,7 @@ async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_
         relay.settings,
         clock=relay.clock,
         queue_handlers={"dispatch": taking(relay, 5.0, hanging), "checks": taking(relay, 0, quick)},
-        lease_seconds=60,
+        pass_budget=30,
     )
     await enqueue(relay, "dispatch", 20)
     await enqueue(relay, "checks", 3)
@@ -524,7 +524,7 @@ async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_
 
     report = await sweeper.sweep_once()
 
-    assert relay.clock() - started <= 30  # every item was started within half its lease
+    assert relay.clock() - started <= 30  # every item was started within the budget
     assert report.cut_short == "out of time"
     assert len(hanging) == 3  # half of the 30 s the empty steps before it left: 15 s
     assert report.handled["checks"] == {"done": 3}  # what the hanging queue left them
@@ -563,6 +563,37 @@ async def test_a_leader_that_lost_the_lock_stops_its_overdue_jobs_but_drains_the
     assert report.zombies_finalised == 1
     assert len(handled) == 5  # the queues need no leader
     assert report.handled["dispatch"] == {"done": 5}
+
+
+async def test_an_item_handled_longer_than_its_lease_is_renewed_and_handed_to_no_one_else(
+    relay: Relay,
+) -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def slow(item: LeasedItem) -> HandlerResult:
+        started.set()
+        await release.wait()
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        queue_handlers={"dispatch": slow},
+        item_lease=0.3,
+    )
+    await enqueue(relay, "dispatch", 1)
+    sweeping = asyncio.create_task(sweeper.sweep_once())
+    await asyncio.wait_for(started.wait(), 10)
+    deadline = time.monotonic() + 1.0  # three lease terms
+    while time.monotonic() < deadline:
+        assert await relay.store.lease("dispatch", lease_seconds=60) == []
+        await asyncio.sleep(0.05)
+    release.set()
+    report = await sweeping
+    assert report.handled["dispatch"] == {"done": 1}
+    assert (await relay.store.queue_stats("dispatch")).depth == 0
 
 
 async def test_a_pass_told_to_stop_starts_no_new_item(relay: Relay) -> None:

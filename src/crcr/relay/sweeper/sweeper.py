@@ -36,6 +36,10 @@ __all__ = ["BUSY_INTERVAL", "LOCK_NAME", "BackgroundSweeper", "Sweeper"]
 log = logging.getLogger(__name__)
 
 HUD_PARALLEL = 16  # queued HUD bodies sent at once after an outage (order does not matter)
+ITEM_LEASE = 10.0
+"""Seconds a queue item is leased for, renewed while its handler runs (one dispatch
+through GitHub's retries can take most of a minute): what an item held by a sweeper
+that died waits before another hands it out."""
 BUSY_INTERVAL = 2.0
 """Seconds between passes while items wait in a queue (the queues' own backoff and
 probe rests keep that from hammering a far end that is down): a recovered HUD or GitHub
@@ -65,7 +69,8 @@ class Sweeper:
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
         backoff: Backoff | None = None,
-        lease_seconds: float = 120.0,
+        pass_budget: float = 60.0,
+        item_lease: float = ITEM_LEASE,
         batch_size: int = 50,
         hook_budget: float = 10.0,
         parallel: Mapping[str, int] | None = None,
@@ -79,7 +84,7 @@ class Sweeper:
         self.leadership = Leadership(store, self.instance_id)
         self._nudged = asyncio.Event()
         self._clock = clock
-        self._lease_seconds = lease_seconds
+        self._pass_budget = pass_budget
         self.extra_steps = list(extra_steps)
         self._overdue = OverdueJobs(
             store,
@@ -93,7 +98,7 @@ class Sweeper:
         self._drainer = QueueDrainer(
             store,
             backoff or Backoff(),
-            lease_seconds,
+            item_lease,
             batch_size,
             parallel={HUD_QUEUE: HUD_PARALLEL, **(parallel or {})},
         )
@@ -119,11 +124,11 @@ class Sweeper:
             await keeper
 
     def _limit(self, stop: asyncio.Event | None = None, *, leader: bool = True) -> PassLimit:
-        """Half a lease; the leader's steps also end when the lock does, unless the pass
+        """`pass_budget`; the leader's steps also end when the lock does, unless the pass
         takes no lock at all (`sweep_once`)."""
         return PassLimit(
             self._clock,
-            self._lease_seconds / 2,
+            self._pass_budget,
             still_leads=(lambda: self.leadership.leads) if leader else None,
             stopping=stop.is_set if stop is not None else lambda: False,
         )
