@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import os
+import shutil
 import signal
 import socket
 import sqlite3
@@ -55,6 +56,7 @@ ALLOWLIST = f"L2:\n  - {L2_REPOS[0]}\n  - {L2_REPOS[1]}\nL4:\n  - {L4_REPO}: onc
 AUDIENCE = "pytorch-cross-repo-ci-relay"
 HUD_TOKEN = "scaleout-hud-token"
 SECRET = "scaleout-webhook-secret"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "scaleout"
 READY_WITHIN = 90.0  # seconds a process may take to start on a loaded 2-core machine
 
 
@@ -90,6 +92,7 @@ class HudGate:
     target: str = ""
     shut: bool = False
     written: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    abandoned: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
     refused: int = 0
     _http: httpx.AsyncClient | None = None
 
@@ -106,7 +109,10 @@ class HudGate:
         headers = {k: v for k, v in request.headers.items() if k.lower() != "host"}
         answer = await self._http.post(self.target, content=body, headers=headers)
         if answer.is_success:
-            self.written[job_of(json.loads(body))] += 1
+            # A relay that gave up waiting (its CRCR_HUD_TIMEOUT) sends the body again
+            # later: that write is at-least-once by nature, and counted apart.
+            gone = await request.is_disconnected()
+            (self.abandoned if gone else self.written)[job_of(json.loads(body))] += 1
         return Response(answer.content, answer.status_code, media_type="application/json")
 
     def completed(self) -> dict[tuple[str, str, str], int]:
@@ -183,7 +189,7 @@ class Deployment:
 
         async def sweeping() -> bool:
             assert popen.poll() is None, child.log_text()[-3000:]
-            return "queue" in child.log_text() or self.lock_holder_pid() == popen.pid
+            return "crcr sweep --loop: sweeping" in child.log_text()
 
         await eventually(sweeping, READY_WITHIN, f"{name} sweeping", every=0.2)
         return child
@@ -209,6 +215,7 @@ class Deployment:
         await eventually(ready, READY_WITHIN, f"{child.name} ready", every=0.2)
 
     def stop_all(self) -> None:
+        """SIGTERM every process still running; keep their logs in test-artifacts/."""
         for child in self.children.values():
             if child.popen.poll() is None:
                 child.popen.send_signal(signal.SIGTERM)
@@ -218,6 +225,10 @@ class Deployment:
             except subprocess.TimeoutExpired:
                 child.popen.kill()
                 child.popen.wait()
+        kept = ARTIFACTS / self.work.name
+        kept.mkdir(parents=True, exist_ok=True)
+        for log in self.work.glob("*.log"):
+            shutil.copy(log, kept / log.name)
 
     # --- the sweeper lock ---------------------------------------------------------------
     def lock_holder(self) -> str | None:
@@ -327,7 +338,6 @@ async def deployment(
         CRCR_OIDC_ISSUERS=json.dumps([{"issuer": issuer.issuer, "kind": "github"}]),
         CRCR_HUD_URL=f"{gate_server.url}/api/crcr/results",
         CRCR_HUD_TOKEN=HUD_TOKEN,
-        CRCR_HUD_TIMEOUT="2",
         **settings,
     )
     if redis_url is not None:

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -667,33 +671,99 @@ def cli() -> typer.Typer:
     return app
 
 
-def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
-    from tests.relay.callback.test_hud_forwarder import hud_body
-
-    async def queue_one() -> None:
-        store = await SqliteStateStore.open(tmp_path / "state.db")
-        await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
-        await store.close()
-
-    asyncio.run(queue_one())
-
+def sweep_env(tmp_path: Path) -> dict[str, str]:
+    """What `crcr sweep` needs to start on SQLite state in `tmp_path`."""
     from crcr.sandbox.github_identity import SandboxApp
 
     allowlist = tmp_path / "allowlist.yaml"
     allowlist.write_text("L2:\n  - org/repo\n")
     app_identity = SandboxApp.generate()
-    env = {
+    return {
         "CRCR_DATA_DIR": str(tmp_path),
         "CRCR_ALLOWLIST": str(allowlist),
         "CRCR_GITHUB_APP_ID": str(app_identity.app_id),
         "CRCR_GITHUB_APP_PRIVATE_KEY": app_identity.private_key_pem,
     }
-    result = CliRunner().invoke(cli, ["sweep"], env=env)
 
-    assert result.exit_code == 0, result.output
-    assert "queue hud: done 1" in result.output
+
+async def queue_one_hud_row(tmp_path: Path, *, lock_holder: str | None = None) -> None:
+    from tests.relay.callback.test_hud_forwarder import hud_body
+
+    store = await SqliteStateStore.open(tmp_path / "state.db")
+    await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
+    if lock_holder is not None:
+        assert await store.acquire_lock(LOCK_NAME, lock_holder, 600)
+    await store.close()
+
+
+def hud_rows(tmp_path: Path) -> list[tuple[Any, ...]]:
     engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
     with engine.connect() as connection:
         rows = connection.execute(select(Job.status, Job.head_sha)).all()
     engine.dispose()
-    assert [tuple(row) for row in rows] == [("in_progress", "a" * 40)]
+    return [tuple(row) for row in rows]
+
+
+def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
+    asyncio.run(queue_one_hud_row(tmp_path))
+
+    result = CliRunner().invoke(cli, ["sweep"], env=sweep_env(tmp_path))
+
+    assert result.exit_code == 0, result.output
+    assert "queue hud: done 1" in result.output
+    assert "skipped" not in result.output  # no one else led: it did the leader's work too
+    assert hud_rows(tmp_path) == [("in_progress", "a" * 40)]
+
+
+def test_crcr_sweep_beside_a_leader_drains_the_queues_and_leaves_it_the_rest(
+    cli: typer.Typer, tmp_path: Path
+) -> None:
+    asyncio.run(queue_one_hud_row(tmp_path, lock_holder="a-serving-instance"))
+
+    result = CliRunner().invoke(cli, ["sweep"], env=sweep_env(tmp_path))
+
+    assert result.exit_code == 0, result.output
+    assert "overdue jobs and level syncs: skipped (another instance leads)" in result.output
+    assert "queue hud: done 1" in result.output
+    assert hud_rows(tmp_path) == [("in_progress", "a" * 40)]
+
+
+def test_crcr_sweep_loop_leads_until_sigterm_then_gives_the_lock_up_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRCR_")}
+    env.update(sweep_env(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crcr", "sweep", "--loop"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+    def holder() -> str | None:
+        if not (tmp_path / "state.db").exists():
+            return None
+        with contextlib.closing(sqlite3.connect(tmp_path / "state.db", timeout=10)) as db:
+            try:
+                row = db.execute(
+                    "SELECT value FROM records WHERE kind = 'lock' AND key = ? AND expires_at > ?",
+                    (LOCK_NAME, time.time()),
+                ).fetchone()
+            except sqlite3.OperationalError:  # the schema is not there yet
+                return None
+        return None if row is None else str(row[0])
+
+    try:
+        deadline = time.monotonic() + 60
+        while holder() is None or f":{process.pid}:" not in str(holder()):
+            assert process.poll() is None, process.communicate()[0].decode()[-2000:]
+            assert time.monotonic() < deadline, "crcr sweep --loop never took the lock"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=60)[0].decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output[-2000:]
+    assert holder() is None  # released, not left to lapse
+    assert "this instance leads now" in output

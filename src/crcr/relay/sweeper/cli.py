@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import signal
 from typing import TYPE_CHECKING
 
@@ -10,6 +11,8 @@ import typer
 
 from crcr.settings import Settings, SettingsError
 from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the relay is imported only when `crcr sweep` runs: `crcr report` starts fast
     from crcr.relay.sweeper.report import SweepReport
@@ -81,6 +84,12 @@ async def sweep_loop(settings: Settings, interval: float) -> None:
     background = BackgroundSweeper(runtime.sweeper, interval=interval)
     try:
         background.start()
+        log.info(
+            "crcr sweep --loop: sweeping every %.0f s as %s",
+            interval,
+            runtime.sweeper.instance_id,
+            extra={"instance": runtime.sweeper.instance_id},
+        )
         await stopping.wait()
     finally:
         await background.stop(grace=settings.shutdown_grace)
