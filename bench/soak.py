@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -215,13 +216,13 @@ def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
         finally:
             process.terminate()
             process.wait(timeout=60)
-            errors = [
-                line
+            errors = Counter(
+                json.loads(line).get("message", "")[:120]
                 for line in log_path.read_text(errors="replace").splitlines()
-                if "Traceback" in line or '"level": "error"' in line
-            ]
-            if errors:
-                print(f"relay log: {len(errors)} error lines, e.g. {errors[:3]}", file=sys.stderr)
+                if '"level": "error"' in line
+            )
+            for message, count in errors.items():
+                print(f"relay log: {count} error lines: {message}", file=sys.stderr)
 
 
 def growth(values: list[float]) -> float:

@@ -7,7 +7,7 @@ state another needs:
 
 - a webhook reaches A, and each job's callbacks go to B and A in turn;
 - 50 identical callbacks raced over both instances have one effect (one HUD row write,
-  one check run);
+  one check run per transition);
 - a HUD outage is drained by whichever processes are alive, each result once;
 - the sweeper's leader is SIGKILLed while it times out zombie jobs; another process
   leads within the lock's lifetime and every zombie is timed out exactly once;
@@ -93,8 +93,14 @@ async def test_two_instances_and_a_sweeper_share_one_deployment(
             return any(r["status"] == "completed" for r in runs)
 
         await eventually(l4_check_completed, 60, "the L4 check run completed")
-        runs = [r for r in placed.github.check_runs(UPSTREAM) if r["name"] == l4_name]
-        assert len(runs) == 1 and runs[0]["conclusion"] == "success", runs
+        # One check run per transition (SPEC §7: the newest run of a name is the job's
+        # state): one in_progress, one completed — not one per racing callback.
+        runs = Counter(
+            (r["status"], r["conclusion"])
+            for r in placed.github.check_runs(UPSTREAM)
+            if r["name"] == l4_name
+        )
+        assert runs == {("in_progress", None): 1, ("completed", "success"): 1}, runs
 
         # Act 3: a HUD outage, drained by whichever process gets there.
         placed.gate.shut = True
