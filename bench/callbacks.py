@@ -45,6 +45,7 @@ from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_
 from bench.serving import serve_in_thread
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.stores.keys import DEFAULT_PREFIX
 from crcr.stores.redis.state import RedisStateStore
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -125,9 +126,11 @@ class Relay:
         return process_tree(self.process.pid)
 
 
-async def write_dispatch_records(redis_url: str, repos: list[str], deliveries: int) -> None:
+async def write_dispatch_records(
+    redis_url: str, repos: list[str], deliveries: int, prefix: str = DEFAULT_PREFIX
+) -> None:
     """One record per (delivery, repo), as the webhook's fan-out writes them."""
-    store = RedisStateStore.from_url(redis_url)
+    store = RedisStateStore.from_url(redis_url, prefix=prefix)
     try:
         for index in range(deliveries):
             event = delivery_event(index)

@@ -41,12 +41,17 @@ from sqlalchemy import create_engine, text
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
-from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id, run_id
-from bench.callbacks import Relay, app_key_pem, free_port, run_load, wait_ready
+from bench.callback_load import bench_repos, run_id
+from bench.callbacks import (
+    Relay,
+    app_key_pem,
+    free_port,
+    run_load,
+    wait_ready,
+    write_dispatch_records,
+)
 from bench.serving import serve_in_thread
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
-from crcr.stores.redis.state import RedisStateStore
 
 AUDIENCE = "pytorch-cross-repo-ci-relay"
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
@@ -111,28 +116,6 @@ class Sampler:
             thread.join()
 
 
-async def write_dispatch_records(
-    redis_url: str, prefix: str, repos: list[str], deliveries: int
-) -> None:
-    """One record per (delivery, repo), as the webhook's fan-out writes them."""
-    store = RedisStateStore.from_url(redis_url, prefix=prefix)
-    try:
-        for index in range(deliveries):
-            event = delivery_event(index)
-            context = UpstreamContext(
-                UPSTREAM, "pull_request", event["pull_request"]["head"]["sha"], event["number"]
-            )
-            records = {
-                repo: DispatchRecord(
-                    delivery_id(index), repo, DispatchStatus.DISPATCHED, context, time.time()
-                ).to_store()
-                for repo in repos
-            }
-            await store.put_dispatches(delivery_id(index), records, 24 * 3600)
-    finally:
-        await store.close()
-
-
 @contextmanager
 def postgres_schema(base_url: str) -> Iterator[str]:
     """A schema of the soak's own; the results store URL that uses it."""
@@ -195,7 +178,7 @@ def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
             CRCR_GITHUB_API_URL="http://127.0.0.1:9",
             CRCR_RATE_LIMIT_PER_MIN="1000000",
         )
-        asyncio.run(write_dispatch_records(args.redis_url, prefix, repos, args.deliveries))
+        asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries, prefix))
         expires = int(time.time()) + 6 * 3600
         tokens = {
             repo: [
