@@ -45,6 +45,7 @@ from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_
 from bench.serving import serve_in_thread
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.stores.keys import DEFAULT_PREFIX
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
@@ -128,7 +129,11 @@ class Relay:
 
 
 async def write_dispatch_records(
-    redis_url: str | None, repos: list[str], deliveries: int, sqlite_path: Path | None = None
+    redis_url: str | None,
+    repos: list[str],
+    deliveries: int,
+    sqlite_path: Path | None = None,
+    prefix: str = DEFAULT_PREFIX,
 ) -> None:
     """One record per (delivery, repo), as the webhook's fan-out writes them.
 
@@ -140,7 +145,7 @@ async def write_dispatch_records(
         sqlite_path.parent.mkdir(parents=True, exist_ok=True)
         store = await SqliteStateStore.open(sqlite_path)
     else:
-        store = RedisStateStore.from_url(redis_url)
+        store = RedisStateStore.from_url(redis_url, prefix=prefix)
     try:
         for index in range(deliveries):
             event = delivery_event(index)

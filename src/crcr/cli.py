@@ -87,12 +87,14 @@ def serve(
 
     from crcr.logging_setup import uvicorn_log_config
     from crcr.metrics_exposition import metrics_shared_by_workers
+    from crcr.shutdown import exit_zero_on_sigterm
 
     settings = settings_or_exit()
     missing = settings.missing_for_serving()
     if missing:
         typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
         raise typer.Exit(2)
+    exit_zero_on_sigterm()
     with metrics_shared_by_workers(workers):
         uvicorn.run(
             "crcr.app:create_app_from_environment",
@@ -102,6 +104,9 @@ def serve(
             workers=workers,
             log_config=uvicorn_log_config(access_log=access_log),
             access_log=False,  # crcr.access_log writes it, with the duration
+            # SIGTERM: stop accepting, let requests in flight finish (this long at most),
+            # then the lifespan's shutdown stops the sweeper and gives its lock up.
+            timeout_graceful_shutdown=settings.shutdown_grace,
         )
 
 

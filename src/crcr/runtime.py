@@ -76,9 +76,11 @@ class Runtime:
         self._background.start()
 
     async def close(self) -> None:
-        """Stop background work, then release what was opened, newest first."""
+        """Stop background work (items in flight get `CRCR_SHUTDOWN_GRACE` seconds, then
+        their leases are handed back; the sweeper lock is given up), then release what
+        was opened, newest first."""
         if self._background is not None:
-            await self._background.stop()
+            await self._background.stop(grace=self.settings.shutdown_grace)
         for closer in reversed(self._closers):
             with contextlib.suppress(Exception):
                 await closer()

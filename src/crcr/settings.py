@@ -188,6 +188,7 @@ class Settings(BaseSettings):
     oidc_audience: str = "pytorch-cross-repo-ci-relay"
     oidc_issuers: Annotated[list[OidcIssuer], NoDecode] = Field(default_factory=_default_issuers)
     redis_url: str | None = None
+    redis_prefix: str = Field(default="crcr:", min_length=1, pattern=r"^[^{}]+$")
     data_dir: Path = Path("./crcr-data")
     database_url: str | None = None
     hud_url: str | None = None
@@ -217,6 +218,7 @@ class Settings(BaseSettings):
     access_log: bool = True
     audit_days: int = Field(default=30, ge=1)
     audit_max_per_repo: int = Field(default=10000, ge=1)
+    shutdown_grace: int = Field(default=30, ge=0)
 
     @classmethod
     def settings_customise_sources(

@@ -9,7 +9,14 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from crcr.stores.state import JobRecord, QueueStats, RateDecision, StateStore, Transition
+from crcr.stores.state import (
+    JobRecord,
+    LeasedItem,
+    QueueStats,
+    RateDecision,
+    StateStore,
+    Transition,
+)
 
 TTL = 3600
 
@@ -342,6 +349,33 @@ async def test_an_expired_lease_hands_the_item_out_again(store: StateStore) -> N
     assert await store.ack("hud", "item-1", lost.lease_token) is False
     assert await store.release("hud", "item-1", lost.lease_token, delay=0) is False
     assert await store.ack("hud", "item-1", item.lease_token) is True
+
+
+async def test_a_renewed_lease_outlives_its_first_term_and_only_its_holder_renews(
+    store: StateStore,
+) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (item,) = await store.lease("hud", lease_seconds=0.5)
+    assert await store.extend_lease("hud", "item-1", "not-the-token", lease_seconds=30) is False
+    assert await store.extend_lease("hud", "item-1", item.lease_token, lease_seconds=30) is True
+    await asyncio.sleep(0.7)  # past the first term: the item must still be held
+    assert await store.lease("hud", lease_seconds=30) == []
+    assert await store.ack("hud", "item-1", item.lease_token) is True
+    assert await store.extend_lease("hud", "item-1", item.lease_token, lease_seconds=30) is False
+
+
+async def test_a_lease_renewed_short_ends_soon(store: StateStore) -> None:
+    await store.enqueue("hud", "item-1", {"body": 1})
+    (item,) = await store.lease("hud", lease_seconds=300)
+    assert await store.extend_lease("hud", "item-1", item.lease_token, lease_seconds=0.2)
+    retaken: list[LeasedItem] = []
+
+    async def leased_again() -> bool:
+        retaken.extend(await store.lease("hud", lease_seconds=30))
+        return bool(retaken)
+
+    await wait_until(leased_again)  # a holder that stops renewing loses the item soon
+    assert retaken[0].item_id == "item-1"
 
 
 async def test_ack_removes_the_item_for_good(store: StateStore) -> None:

@@ -16,7 +16,7 @@ async def open_state_store(settings: Settings) -> StateStore:
     if settings.redis_url:
         from crcr.stores.redis.state import RedisStateStore
 
-        return RedisStateStore.from_url(settings.redis_url)
+        return RedisStateStore.from_url(settings.redis_url, prefix=settings.redis_prefix)
 
     from crcr.stores.sqlite.state import SqliteStateStore
 

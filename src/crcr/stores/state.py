@@ -216,6 +216,15 @@ class StateStore(Protocol):
     ) -> bool:
         """Give a leased item back, ready again after `delay`, its attempts counted."""
 
+    async def extend_lease(
+        self, queue: str, item_id: str, lease_token: str, *, lease_seconds: float
+    ) -> bool:
+        """Make a held lease end `lease_seconds` from now; False if it was lost.
+
+        A worker renews the leases of items it is still handling, so that leases can be
+        short: an item whose worker died is handed out again within one lease.
+        """
+
     async def queue_stats(self, queue: str) -> QueueStats:
         """Depth (ready, delayed and leased items) and the age of the oldest item."""
 

@@ -6,7 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
@@ -31,9 +35,11 @@ from crcr.relay.callback.metrics import QUEUE_DEPTH
 from crcr.relay.sweeper import cli as sweep_cli
 from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.sweeper.leadership import Leadership
 from crcr.relay.sweeper.overdue import FAILED_JOB_RETRY
+from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.relay.sweeper.sweeper import LOCK_NAME, Sweeper
+from crcr.relay.sweeper.sweeper import LOCK_NAME, BackgroundSweeper, Sweeper
 from crcr.stores.keys import RedisKeys
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import JobRecord, LeasedItem
@@ -368,26 +374,32 @@ async def test_queue_depth_and_age_are_exported(relay: Relay) -> None:
     assert age is not None and age >= 0.0
 
 
-async def test_an_instance_that_does_not_lead_still_exports_the_queue_gauges(
+async def test_an_instance_that_does_not_lead_drains_the_queues_but_leaves_overdue_jobs(
     relay: Relay,
 ) -> None:
+    await start_job(relay)
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
     relay.hud.down = True
-    await relay.dispatch("d-1")
-    await relay.post(callback_body("d-1"))
-    relay.hud.down = False  # a leader would now deliver the queued row
+    await relay.dispatch("d-2")
+    await relay.post(callback_body("d-2"))
+    relay.hud.down = False  # any instance may now deliver the queued row
     assert await relay.store.acquire_lock(LOCK_NAME, "the-leader", 60)
-    follower = Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id="f")
+    follower = Sweeper(
+        relay.store, relay.deps.forwarder, relay.settings, instance_id="f", clock=relay.clock
+    )
     QUEUE_DEPTH.labels(queue=HUD_QUEUE).set(-1)  # what another pass left behind
     stop = asyncio.Event()
     task = asyncio.create_task(follower.run(stop, interval=0.05))
     try:
         await wait_for(
-            lambda: REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 1
+            lambda: REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 0
         )
     finally:
         stop.set()
         await task
-    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 1  # delivering is the leader's
+    assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
+    job = await relay.store.get_job(JOB)
+    assert job is not None and job.state == JobState.IN_PROGRESS  # the zombie is the leader's
 
 
 # --- leadership ------------------------------------------------------------------------
@@ -395,22 +407,32 @@ async def test_an_instance_that_does_not_lead_still_exports_the_queue_gauges(
 
 def counting(sweeper: Sweeper, counts: dict[str, int]) -> None:
     """Count the passes `sweeper` makes as the leader."""
-    original = sweeper.sweep_as_leader
+    original = sweeper._sweep
 
-    async def sweep_as_leader(lock_ttl: float) -> SweepReport | None:
-        report = await original(lock_ttl)
-        if report is not None:
+    async def sweep(limit: PassLimit, leads: Callable[[], bool]) -> SweepReport:
+        report = await original(limit, leads)
+        if report.led:
             counts[sweeper.instance_id] = counts.get(sweeper.instance_id, 0) + 1
         return report
 
-    sweeper.sweep_as_leader = sweep_as_leader  # type: ignore[method-assign]
+    sweeper._sweep = sweep  # type: ignore[method-assign]
 
 
-async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay) -> None:
+def fast_leadership(sweeper: Sweeper, ttl: float = 0.6) -> Sweeper:
+    """The real heartbeat, on a scale a test can wait for."""
+    sweeper.leadership = Leadership(
+        sweeper.leadership._store, sweeper.instance_id, ttl=ttl, renew_every=ttl / 3
+    )
+    return sweeper
+
+
+async def test_one_instance_leads_at_a_time_and_another_takes_over_when_it_stops(
+    relay: Relay,
+) -> None:
     counts: dict[str, int] = {}
     instances = [
-        Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id=name)
-        for name in ("a", "b")
+        fast_leadership(Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id=n))
+        for n in ("a", "b")
     ]
     for sweeper in instances:
         counting(sweeper, counts)
@@ -427,10 +449,48 @@ async def test_one_instance_sweeps_at_a_time_and_another_takes_over(relay: Relay
     index = "ab".index(leader)
     stops[index].set()
     await tasks[index]
+    # The stopping leader gave the lock up: the follower leads well inside its lifetime.
     await wait_for(lambda: counts.get(follower, 0) >= 1)
 
     stops[1 - index].set()
     await tasks[1 - index]
+
+
+async def test_a_leader_that_dies_holding_the_lock_is_replaced_once_the_short_lock_lapses(
+    relay: Relay,
+) -> None:
+    """A dead leader never releases its lock: the survivor takes it when it lapses."""
+    assert await relay.store.acquire_lock(LOCK_NAME, "dead", 0.6)
+    counts: dict[str, int] = {}
+    survivor = fast_leadership(
+        Sweeper(relay.store, relay.deps.forwarder, relay.settings, instance_id="b")
+    )
+    counting(survivor, counts)
+    stop = asyncio.Event()
+    task = asyncio.create_task(survivor.run(stop, interval=30))
+    try:
+        # interval=30: the pass as leader comes from gaining the lock, not the schedule.
+        await wait_for(lambda: counts.get("b", 0) >= 1)
+    finally:
+        stop.set()
+        await task
+    assert await relay.store.acquire_lock(LOCK_NAME, "c", 60)  # "b" gave it up on stopping
+
+
+async def test_leadership_is_believed_only_while_the_lock_cannot_have_lapsed(
+    relay: Relay,
+) -> None:
+    now = [100.0]
+    leadership = Leadership(relay.store, "a", ttl=6, clock=lambda: now[0])
+    assert await leadership.renew() and leadership.leads
+    now[0] += 5.9
+    assert leadership.leads
+    now[0] += 0.2  # no renewal went through for a whole lifetime: another may lead now
+    assert not leadership.leads
+    assert await relay.store.acquire_lock(LOCK_NAME, "a", 60)  # (the store's clock is real)
+    await leadership.release()
+    assert await relay.store.acquire_lock(LOCK_NAME, "b", 60)
+    assert not await leadership.renew() and not leadership.leads
 
 
 def taking(relay: Relay, seconds: float, handled: list[str]) -> QueueHandler:
@@ -449,7 +509,7 @@ async def enqueue(relay: Relay, queue: str, count: int) -> None:
         await relay.store.enqueue(queue, f"{queue}-{n}", {})
 
 
-async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_the_others(
+async def test_a_pass_against_a_hanging_queue_ends_within_its_budget_and_spares_the_others(
     relay: Relay,
 ) -> None:
     hanging: list[str] = []
@@ -460,7 +520,7 @@ async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_
         relay.settings,
         clock=relay.clock,
         queue_handlers={"dispatch": taking(relay, 5.0, hanging), "checks": taking(relay, 0, quick)},
-        lease_seconds=60,
+        pass_budget=30,
     )
     await enqueue(relay, "dispatch", 20)
     await enqueue(relay, "checks", 3)
@@ -468,7 +528,7 @@ async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_
 
     report = await sweeper.sweep_once()
 
-    assert relay.clock() - started <= 30  # every item was started within half its lease
+    assert relay.clock() - started <= 30  # every item was started within the budget
     assert report.cut_short == "out of time"
     assert len(hanging) == 3  # half of the 30 s the empty steps before it left: 15 s
     assert report.handled["checks"] == {"done": 3}  # what the hanging queue left them
@@ -477,52 +537,114 @@ async def test_a_pass_against_a_hanging_queue_ends_inside_its_leases_and_spares_
     assert len(await relay.store.lease("dispatch", lease_seconds=60, limit=100)) == 17
 
 
-async def test_a_leaders_pass_ends_within_half_its_lock(relay: Relay) -> None:
-    handled: list[str] = []
-    sweeper = Sweeper(
-        relay.store,
-        relay.deps.forwarder,
-        relay.settings,
-        clock=relay.clock,
-        queue_handlers={"dispatch": taking(relay, 5.0, handled)},
-        lease_seconds=60,
-    )
-    await enqueue(relay, "dispatch", 5)
-    started = relay.clock()
-
-    report = await sweeper.sweep_as_leader(lock_ttl=20)
-
-    assert report is not None and report.cut_short == "out of time"
-    assert relay.clock() - started <= 10
-    assert len(handled) == 2
-
-
-async def test_a_leader_that_lost_the_lock_stops_before_its_next_item(relay: Relay) -> None:
+async def test_a_leader_that_lost_the_lock_stops_its_overdue_jobs_but_drains_the_queues(
+    relay: Relay,
+) -> None:
+    for delivery in ("d-1", "d-2", "d-3"):
+        await relay.dispatch(delivery)
+        await relay.post(callback_body(delivery))
+    relay.clock.advance(relay.settings.zombie_timeout + 1)
+    leads = iter([True])  # the lock lapsed (a stalled process) after one job
     handled: list[str] = []
 
     async def handle(item: LeasedItem) -> HandlerResult:
         handled.append(item.item_id)
-        if len(handled) == 2:  # the lock lapsed (a stalled process), and "b" took it
-            await relay.store.release_lock(LOCK_NAME, "a")
-            assert await relay.store.acquire_lock(LOCK_NAME, "b", 60)
         return HandlerResult.DONE
 
     sweeper = Sweeper(
         relay.store,
         relay.deps.forwarder,
         relay.settings,
-        instance_id="a",
+        clock=relay.clock,
         queue_handlers={"dispatch": handle},
     )
     await enqueue(relay, "dispatch", 5)
+    limit = PassLimit(relay.clock, 60, still_leads=lambda: next(leads, False))
 
-    report = await sweeper.sweep_as_leader(lock_ttl=60)
+    report = await sweeper._sweep(limit, leads=lambda: True)
 
-    assert report is not None and report.cut_short == "lost the leader lock"
-    assert len(handled) == 2
-    assert report.handled["dispatch"] == {"done": 2}
-    assert not await relay.store.acquire_lock(LOCK_NAME, "a", 60)  # "b" still leads
-    assert await sweeper.sweep_as_leader(lock_ttl=60) is None
+    assert report.cut_short == "lost the leader lock"
+    assert report.zombies_finalised == 1
+    assert len(handled) == 5  # the queues need no leader
+    assert report.handled["dispatch"] == {"done": 5}
+
+
+async def test_an_item_handled_longer_than_its_lease_is_renewed_and_handed_to_no_one_else(
+    relay: Relay,
+) -> None:
+    release = asyncio.Event()
+    started = asyncio.Event()
+
+    async def slow(item: LeasedItem) -> HandlerResult:
+        started.set()
+        await release.wait()
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        queue_handlers={"dispatch": slow},
+        item_lease=0.3,
+    )
+    await enqueue(relay, "dispatch", 1)
+    sweeping = asyncio.create_task(sweeper.sweep_once())
+    await asyncio.wait_for(started.wait(), 10)
+    deadline = time.monotonic() + 1.0  # three lease terms
+    while time.monotonic() < deadline:
+        assert await relay.store.lease("dispatch", lease_seconds=60) == []
+        await asyncio.sleep(0.05)
+    release.set()
+    report = await sweeping
+    assert report.handled["dispatch"] == {"done": 1}
+    assert (await relay.store.queue_stats("dispatch")).depth == 0
+
+
+async def test_a_pass_told_to_stop_starts_no_new_item(relay: Relay) -> None:
+    handled: list[str] = []
+    stop = asyncio.Event()
+
+    async def handle(item: LeasedItem) -> HandlerResult:
+        handled.append(item.item_id)
+        stop.set()  # the process got SIGTERM while this item was in flight
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store, relay.deps.forwarder, relay.settings, queue_handlers={"dispatch": handle}
+    )
+    await enqueue(relay, "dispatch", 5)
+
+    report = await sweeper._sweep(sweeper._limit(stop), leads=lambda: False)
+
+    assert report.cut_short == "shutting down"
+    assert report.handled["dispatch"] == {"done": 1}  # the item in flight finished
+    assert len(await relay.store.lease("dispatch", lease_seconds=60, limit=100)) == 4
+
+
+async def test_an_item_in_flight_when_shutdown_runs_out_of_grace_is_handed_back(
+    relay: Relay,
+) -> None:
+    started = asyncio.Event()
+
+    async def hang(item: LeasedItem) -> HandlerResult:
+        started.set()
+        await asyncio.Event().wait()  # a far end that never answers
+        return HandlerResult.DONE
+
+    sweeper = Sweeper(
+        relay.store, relay.deps.forwarder, relay.settings, queue_handlers={"dispatch": hang}
+    )
+    await enqueue(relay, "dispatch", 1)
+    background = BackgroundSweeper(sweeper, interval=30)
+    background.start()
+    await asyncio.wait_for(started.wait(), 10)
+    assert await relay.store.lease("dispatch", lease_seconds=60) == []  # leased, in flight
+
+    await background.stop(grace=0.1)
+
+    [item] = await relay.store.lease("dispatch", lease_seconds=60)  # at once, not in 2 min
+    assert item.item_id == "dispatch-0"
+    assert await relay.store.acquire_lock(LOCK_NAME, "another", 60)  # the lock was given up
 
 
 # --- crcr sweep ------------------------------------------------------------------------
@@ -549,33 +671,99 @@ def cli() -> typer.Typer:
     return app
 
 
-def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
-    from tests.relay.callback.test_hud_forwarder import hud_body
-
-    async def queue_one() -> None:
-        store = await SqliteStateStore.open(tmp_path / "state.db")
-        await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
-        await store.close()
-
-    asyncio.run(queue_one())
-
+def sweep_env(tmp_path: Path) -> dict[str, str]:
+    """What `crcr sweep` needs to start on SQLite state in `tmp_path`."""
     from crcr.sandbox.github_identity import SandboxApp
 
     allowlist = tmp_path / "allowlist.yaml"
     allowlist.write_text("L2:\n  - org/repo\n")
     app_identity = SandboxApp.generate()
-    env = {
+    return {
         "CRCR_DATA_DIR": str(tmp_path),
         "CRCR_ALLOWLIST": str(allowlist),
         "CRCR_GITHUB_APP_ID": str(app_identity.app_id),
         "CRCR_GITHUB_APP_PRIVATE_KEY": app_identity.private_key_pem,
     }
-    result = CliRunner().invoke(cli, ["sweep"], env=env)
 
-    assert result.exit_code == 0, result.output
-    assert "queue hud: done 1" in result.output
+
+async def queue_one_hud_row(tmp_path: Path, *, lock_holder: str | None = None) -> None:
+    from tests.relay.callback.test_hud_forwarder import hud_body
+
+    store = await SqliteStateStore.open(tmp_path / "state.db")
+    await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})
+    if lock_holder is not None:
+        assert await store.acquire_lock(LOCK_NAME, lock_holder, 600)
+    await store.close()
+
+
+def hud_rows(tmp_path: Path) -> list[tuple[Any, ...]]:
     engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
     with engine.connect() as connection:
         rows = connection.execute(select(Job.status, Job.head_sha)).all()
     engine.dispose()
-    assert [tuple(row) for row in rows] == [("in_progress", "a" * 40)]
+    return [tuple(row) for row in rows]
+
+
+def test_crcr_sweep_delivers_queued_rows_to_the_local_hud(cli: typer.Typer, tmp_path: Path) -> None:
+    asyncio.run(queue_one_hud_row(tmp_path))
+
+    result = CliRunner().invoke(cli, ["sweep"], env=sweep_env(tmp_path))
+
+    assert result.exit_code == 0, result.output
+    assert "queue hud: done 1" in result.output
+    assert "skipped" not in result.output  # no one else led: it did the leader's work too
+    assert hud_rows(tmp_path) == [("in_progress", "a" * 40)]
+
+
+def test_crcr_sweep_beside_a_leader_drains_the_queues_and_leaves_it_the_rest(
+    cli: typer.Typer, tmp_path: Path
+) -> None:
+    asyncio.run(queue_one_hud_row(tmp_path, lock_holder="a-serving-instance"))
+
+    result = CliRunner().invoke(cli, ["sweep"], env=sweep_env(tmp_path))
+
+    assert result.exit_code == 0, result.output
+    assert "overdue jobs and level syncs: skipped (another instance leads)" in result.output
+    assert "queue hud: done 1" in result.output
+    assert hud_rows(tmp_path) == [("in_progress", "a" * 40)]
+
+
+def test_crcr_sweep_loop_leads_until_sigterm_then_gives_the_lock_up_and_exits_0(
+    tmp_path: Path,
+) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CRCR_")}
+    env.update(sweep_env(tmp_path))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "crcr", "sweep", "--loop"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+    def holder() -> str | None:
+        if not (tmp_path / "state.db").exists():
+            return None
+        with contextlib.closing(sqlite3.connect(tmp_path / "state.db", timeout=10)) as db:
+            try:
+                row = db.execute(
+                    "SELECT value FROM records WHERE kind = 'lock' AND key = ? AND expires_at > ?",
+                    (LOCK_NAME, time.time()),
+                ).fetchone()
+            except sqlite3.OperationalError:  # the schema is not there yet
+                return None
+        return None if row is None else str(row[0])
+
+    try:
+        deadline = time.monotonic() + 60
+        while holder() is None or f":{process.pid}:" not in str(holder()):
+            assert process.poll() is None, process.communicate()[0].decode()[-2000:]
+            assert time.monotonic() < deadline, "crcr sweep --loop never took the lock"
+            time.sleep(0.1)
+        process.send_signal(signal.SIGTERM)
+        output = process.communicate(timeout=60)[0].decode()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, output[-2000:]
+    assert holder() is None  # released, not left to lapse
+    assert "this instance leads now" in output

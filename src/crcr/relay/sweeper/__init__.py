@@ -2,6 +2,7 @@
 
 `handlers` is what a queue's owner gives the sweeper; `overdue` times out zombies and
 redoes lost completions; `drain` hands queued items to their handlers with backoff;
-`pass_limit` bounds one pass; `sweeper` runs the passes under the leader lock, in a
-loop; `cli` is `crcr sweep`.
+`pass_limit` bounds one pass; `leadership` keeps the short leader lock that the overdue
+jobs and level syncs need (the queues need none); `sweeper` runs the passes in a loop;
+`cli` is `crcr sweep` (`--loop`).
 """

@@ -1,14 +1,18 @@
-"""`crcr sweep`: one sweeper pass from the command line (e.g. from cron or a k8s CronJob)."""
+"""`crcr sweep`: one sweeper pass (cron, a k8s CronJob), or `--loop` as a process of its own."""
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import signal
 from typing import TYPE_CHECKING
 
 import typer
 
 from crcr.settings import Settings, SettingsError
 from crcr.stores.state import StateStoreUnavailable
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # the relay is imported only when `crcr sweep` runs: `crcr report` starts fast
     from crcr.relay.sweeper.report import SweepReport
@@ -18,16 +22,33 @@ def register(app: typer.Typer) -> None:
     """Add `crcr sweep`."""
 
     @app.command()
-    def sweep() -> None:
-        """Run one sweeper pass: time out zombie jobs, retry queued HUD writes and dispatches.
+    def sweep(
+        loop: bool = typer.Option(
+            False,
+            "--loop",
+            help="Keep sweeping until SIGTERM or SIGINT, as every `crcr serve` instance "
+            "does in the background (for a deployment whose relays run without it).",
+        ),
+        interval: float = typer.Option(
+            15.0, min=0.1, help="With --loop: seconds between passes while no item waits."
+        ),
+    ) -> None:
+        """Time out zombie jobs, retry queued HUD writes, dispatches, check runs and comments.
 
-        Safe while `crcr serve` instances sweep too: transitions are atomic and queue
-        items are leased, so nothing is done twice.
+        Safe beside `crcr serve` instances: the queues are drained under leases, and the
+        leader's work (overdue jobs, level syncs) runs only while this process holds the
+        sweeper lock, which one pass takes if it is free and gives up at its end.
         """
         from crcr.cli_settings import settings_or_exit
 
         settings = settings_or_exit()
         try:
+            if loop:
+                from crcr.log_format import configure_json_logging
+
+                configure_json_logging()
+                asyncio.run(sweep_loop(settings, interval))
+                return
             report = asyncio.run(sweep_pass(settings))
         except StateStoreUnavailable as exc:
             typer.echo(f"crcr sweep: state store unavailable: {exc}", err=True)
@@ -44,8 +65,34 @@ async def sweep_pass(settings: Settings) -> SweepReport:
 
     runtime = await open_runtime(settings)
     try:
-        return await runtime.sweeper.sweep_once()
+        return await runtime.sweeper.sweep_pass()
     finally:
+        await runtime.close()
+
+
+async def sweep_loop(settings: Settings, interval: float) -> None:
+    """Sweep until SIGTERM or SIGINT; then finish (within `CRCR_SHUTDOWN_GRACE`), give up
+    the lock and every lease, and return."""
+    from crcr.relay.sweeper.sweeper import BackgroundSweeper
+    from crcr.runtime import open_runtime
+
+    runtime = await open_runtime(settings)
+    stopping = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stopping.set)
+    background = BackgroundSweeper(runtime.sweeper, interval=interval)
+    try:
+        background.start()
+        log.info(
+            "crcr sweep --loop: sweeping every %.0f s as %s",
+            interval,
+            runtime.sweeper.instance_id,
+            extra={"instance": runtime.sweeper.instance_id},
+        )
+        await stopping.wait()
+    finally:
+        await background.stop(grace=settings.shutdown_grace)
         await runtime.close()
 
 
@@ -55,6 +102,8 @@ def describe(report: SweepReport) -> str:
         f"zombie jobs timed out: {report.zombies_finalised}",
         f"completions redone: {report.completions_redone}",
     ]
+    if not report.led:
+        lines.append("overdue jobs and level syncs: skipped (another instance leads)")
     if report.jobs_failed:
         lines.append(f"overdue jobs that failed (logged, tried again later): {report.jobs_failed}")
     for queue, counts in sorted(report.handled.items()):

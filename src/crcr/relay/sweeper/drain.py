@@ -10,6 +10,7 @@ goes through, the rest of the queue is sent at once, a bounded number at a time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import random
 import time
@@ -61,6 +62,10 @@ class _Rest:
 @dataclass
 class QueueDrainer:
     """Lease queued items in batches and settle each by what its handler made of it.
+
+    Leases are short (`lease_seconds`) and renewed while an item's handler runs: an
+    item whose sweeper died (SIGKILL) is handed out again within one lease, not after
+    the longest time a handler may take.
 
     `parallel` bounds the items of a queue handled at once (default 1, for queues whose
     items must go out in order, such as check runs that supersede one another).
@@ -145,14 +150,39 @@ class QueueDrainer:
         self._resting[queue] = _Rest(self.clock() + rest, failures)
         report.resting.append(queue)
 
+    async def _keep_leased(self, queue: str, item: LeasedItem) -> None:
+        """Renew `item`'s lease while its handler runs (cancelled when it returns)."""
+        while True:
+            await asyncio.sleep(self.lease_seconds / 3)
+            try:
+                held = await self.store.extend_lease(
+                    queue, item.item_id, item.lease_token, lease_seconds=self.lease_seconds
+                )
+            except StateStoreUnavailable:
+                continue
+            if not held:
+                log.warning("%s queue: lost the lease of item %s", queue, item.item_id)
+                return
+
     async def _handle(self, queue: str, handler: QueueHandler, item: LeasedItem) -> HandlerResult:
+        renewing = asyncio.create_task(self._keep_leased(queue, item))
         try:
             result = await handler(item)
+        except asyncio.CancelledError:
+            # Shutdown ran out of grace: hand the item back now rather than leave it
+            # leased (to nobody) for the rest of its lease.
+            with contextlib.suppress(StateStoreUnavailable):
+                await asyncio.shield(
+                    self.store.release(queue, item.item_id, item.lease_token, delay=0.0)
+                )
+            raise
         except StateStoreUnavailable:
             raise
         except Exception:
             log.exception("%s queue handler failed on item %s", queue, item.item_id)
             result = HandlerResult.RETRY
+        finally:
+            renewing.cancel()
         if result is HandlerResult.RETRY:
             delay = self.backoff.delay(item.attempts)
             await self.store.release(queue, item.item_id, item.lease_token, delay=delay)

@@ -70,7 +70,7 @@ class OverdueJobs:
             keys = await self.store.overdue(now, limit=self.batch_size)
             fresh = [key for key in keys if key not in seen]
             for key in fresh:
-                if not await limit.allows_more():
+                if not await limit.allows_more_as_leader():
                     return
                 seen.add(key)
                 await self._visit(key, now, report)

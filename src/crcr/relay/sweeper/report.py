@@ -11,6 +11,7 @@ from crcr.relay.sweeper.handlers import HandlerResult
 class SweepReport:
     """What one pass did."""
 
+    led: bool = False  # whether this pass did the leader's work (overdue jobs, level syncs)
     zombies_finalised: int = 0
     completions_redone: int = 0
     jobs_failed: int = 0

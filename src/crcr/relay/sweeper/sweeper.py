@@ -1,9 +1,13 @@
-"""The sweeper: its passes in order, under the leader lock, in a loop (SPEC §1, §7).
+"""The sweeper: its passes in order, in a loop, on every instance (SPEC §1, §7).
 
-One leader across instances (a lock in the state store) runs it in the background;
-`crcr sweep` runs one pass. Every step is safe to run twice or concurrently: zombies
-are finalised by an atomic transition, queue items are handed out under leases. A pass
-ends well inside those leases and the leader lock (`PassLimit`).
+Every instance drains the retry queues, under the leases their items already have: a
+queued HUD row or dispatch waits for no leader, so losing an instance stalls nothing.
+The work that needs one leader across instances (overdue jobs, level syncs) runs only
+where `Leadership` says this instance holds the short leader lock. `crcr sweep` runs
+one pass (`sweep_pass`), `crcr sweep --loop` and `crcr serve` run `run`. Every step is
+safe to run twice or concurrently: zombies are finalised by an atomic transition,
+queue items are handed out under leases. A pass ends well inside those leases
+(`PassLimit`).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ import asyncio
 import contextlib
 import logging
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -21,16 +24,22 @@ from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.callback.hud_retry import hud_queue_handler
 from crcr.relay.sweeper.drain import Backoff, QueueDrainer
 from crcr.relay.sweeper.handlers import QueueHandler
+from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
 from crcr.relay.sweeper.overdue import OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.settings import Settings
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
+__all__ = ["BUSY_INTERVAL", "LOCK_NAME", "BackgroundSweeper", "Sweeper"]
+
 log = logging.getLogger(__name__)
 
-LOCK_NAME = "sweeper"
 HUD_PARALLEL = 16  # queued HUD bodies sent at once after an outage (order does not matter)
+ITEM_LEASE = 10.0
+"""Seconds a queue item is leased for, renewed while its handler runs (one dispatch
+through GitHub's retries can take most of a minute): what an item held by a sweeper
+that died waits before another hands it out."""
 BUSY_INTERVAL = 2.0
 """Seconds between passes while items wait in a queue (the queues' own backoff and
 probe rests keep that from hammering a far end that is down): a recovered HUD or GitHub
@@ -38,14 +47,14 @@ gets what waited within seconds, not a full `interval` later."""
 
 
 class Sweeper:
-    """Finalise overdue jobs, then drain every retry queue through its handler.
+    """Finalise overdue jobs (as the leader), then drain every retry queue through its handler.
 
     `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
     as the callback's `on_accepted` hooks would have. `extra_steps` run after the
-    queues, each on its own (a failing one is logged): the levels' refresh is one.
-    Queue items are leased for two minutes: a pass starts none later than half a lease
-    after taking it (`PassLimit`), and one item (a dispatch through GitHub's retries)
-    can take most of a minute.
+    queues, as the leader, each on its own (a failing one is logged): the levels'
+    refresh is one. Queue items are leased for two minutes: a pass starts none later
+    than half a lease after it began (`PassLimit`), and one item (a dispatch through
+    GitHub's retries) can take most of a minute.
     """
 
     def __init__(
@@ -60,7 +69,8 @@ class Sweeper:
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
         backoff: Backoff | None = None,
-        lease_seconds: float = 120.0,
+        pass_budget: float = 60.0,
+        item_lease: float = ITEM_LEASE,
         batch_size: int = 50,
         hook_budget: float = 10.0,
         parallel: Mapping[str, int] | None = None,
@@ -70,10 +80,11 @@ class Sweeper:
             HUD_QUEUE: hud_queue_handler(store, forwarder),
             **(queue_handlers or {}),
         }
-        self.instance_id = instance_id or uuid.uuid4().hex
-        self._nudged = False
+        self.instance_id = instance_id or instance_name()
+        self.leadership = Leadership(store, self.instance_id)
+        self._nudged = asyncio.Event()
         self._clock = clock
-        self._lease_seconds = lease_seconds
+        self._pass_budget = pass_budget
         self.extra_steps = list(extra_steps)
         self._overdue = OverdueJobs(
             store,
@@ -87,42 +98,56 @@ class Sweeper:
         self._drainer = QueueDrainer(
             store,
             backoff or Backoff(),
-            lease_seconds,
+            item_lease,
             batch_size,
             parallel={HUD_QUEUE: HUD_PARALLEL, **(parallel or {})},
         )
 
     async def sweep_once(self) -> SweepReport:
-        """One pass without the leader lock (`crcr sweep`), within half a lease."""
-        return await self._sweep(PassLimit(self._clock, self._lease_seconds / 2))
+        """One whole pass without the leader lock (a single process, and the tests)."""
+        return await self._sweep(self._limit(leader=False), leads=lambda: True)
 
-    async def sweep_as_leader(self, lock_ttl: float) -> SweepReport | None:
-        """Take or renew the leader lock and sweep while holding it; None if another leads."""
-        if not await self._store.acquire_lock(LOCK_NAME, self.instance_id, lock_ttl):
-            return None
+    async def sweep_pass(self) -> SweepReport:
+        """One pass as `crcr sweep` runs it beside `crcr serve` instances.
 
-        async def renew_lock() -> bool:
-            return await self._store.acquire_lock(LOCK_NAME, self.instance_id, lock_ttl)
+        The queues are drained whoever leads; the leader's steps run only if the lock
+        could be taken, which it is for the pass (renewed by a heartbeat) and given up
+        at its end. `report.led` says which.
+        """
+        stop = asyncio.Event()
+        await self.leadership.renew()
+        keeper = asyncio.create_task(self.leadership.keep(stop))
+        try:
+            return await self._sweep(self._limit(), leads=lambda: self.leadership.leads)
+        finally:
+            stop.set()
+            await keeper
 
-        budget = min(self._lease_seconds, lock_ttl) / 2
-        return await self._sweep(PassLimit(self._clock, budget, renew_lock))
+    def _limit(self, stop: asyncio.Event | None = None, *, leader: bool = True) -> PassLimit:
+        """`pass_budget`; the leader's steps also end when the lock does, unless the pass
+        takes no lock at all (`sweep_once`)."""
+        return PassLimit(
+            self._clock,
+            self._pass_budget,
+            still_leads=(lambda: self.leadership.leads) if leader else None,
+            stopping=stop.is_set if stop is not None else lambda: False,
+        )
 
-    async def _sweep(self, limit: PassLimit) -> SweepReport:
+    async def _sweep(self, limit: PassLimit, leads: Callable[[], bool]) -> SweepReport:
         """Overdue jobs first, so that their HUD rows go out in the same pass."""
-        report = SweepReport()
-        steps = len(self.queue_handlers) + 1
-        limit.start_step(steps)
-        await self._overdue.finalise(report, limit)
+        report = SweepReport(led=leads())
+        if report.led:
+            self.leadership.gained.clear()
+        steps = len(self.queue_handlers) + (1 if report.led else 0)
+        if report.led:
+            limit.start_step(steps)
+            await self._overdue.finalise(report, limit)
+            steps -= 1
         for index, (queue, handler) in enumerate(self.queue_handlers.items()):
-            limit.start_step(steps - 1 - index)
+            limit.start_step(steps - index)
             await self._drainer.drain(queue, handler, report, limit)
-        for step in self.extra_steps:
-            try:
-                await step()
-            except StateStoreUnavailable:
-                raise
-            except Exception:
-                log.exception("sweeper step %s failed", getattr(step, "__qualname__", step))
+        if report.led and leads():
+            await self._run_extra_steps()
         report.waiting = await self._drainer.export_queue_gauges(self.queue_handlers)
         report.cut_short = limit.cut_short
         if report.cut_short is not None:
@@ -131,24 +156,33 @@ class Sweeper:
             )
         return report
 
+    async def _run_extra_steps(self) -> None:
+        for step in self.extra_steps:
+            try:
+                await step()
+            except StateStoreUnavailable:
+                raise
+            except Exception:
+                log.exception("sweeper step %s failed", getattr(step, "__qualname__", step))
+
     def nudge(self) -> None:
         """Say that an item was queued: the next pass comes within `busy_interval`.
 
         The forwarder calls it when it queues a HUD body, so that the first failed
         write of an outage puts the sweeper on its short schedule at once.
         """
-        self._nudged = True
+        self._nudged.set()
 
-    async def _pause(self, stop: asyncio.Event, wait: float, busy_interval: float) -> None:
-        """Wait `wait` seconds, or less once nudged (checked every `busy_interval`)."""
-        until = time.monotonic() + wait
-        self._nudged = False
-        while not stop.is_set() and not self._nudged:
-            left = until - time.monotonic()
-            if left <= 0:
-                return
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=min(left, busy_interval))
+    async def _pause(self, stop: asyncio.Event, wait: float) -> None:
+        """Wait `wait` seconds, or less once nudged or newly leading, or until `stop`."""
+        self._nudged.clear()
+        waits = [stop.wait(), self._nudged.wait(), self.leadership.gained.wait()]
+        tasks = [asyncio.ensure_future(w) for w in waits]
+        try:
+            await asyncio.wait(tasks, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
 
     async def export_queue_gauges(self) -> int:
         """Publish depth and oldest age of every queue for `/metrics`; the total depth."""
@@ -157,35 +191,37 @@ class Sweeper:
     async def run(
         self, stop: asyncio.Event, *, interval: float = 15.0, busy_interval: float = BUSY_INTERVAL
     ) -> None:
-        """Sweep every `interval` seconds (`busy_interval` while items wait) while this
-        instance holds the leader lock.
+        """Sweep every `interval` seconds (`busy_interval` while items wait) until `stop`.
 
-        An instance that does not lead still refreshes its queue gauges each interval.
+        The leader lock is kept by a heartbeat of its own meanwhile, and given up when
+        the loop ends (after the pass in progress, which starts nothing new once `stop`
+        is set), so that another instance leads at once.
         """
+        done = asyncio.Event()
+        await self.leadership.renew()  # the first pass already knows whether it leads
+        keeper = asyncio.create_task(self.leadership.keep(done))
         try:
             while not stop.is_set():
                 wait = interval
                 try:
-                    report = await self.sweep_as_leader(interval * 4)
-                    if report is None:
-                        # A scrape of /metrics reaches any worker or instance, not just
-                        # the leader: each keeps its own gauges of the shared queues.
-                        await self.export_queue_gauges()
-                    elif report.waiting:
+                    report = await self._sweep(
+                        self._limit(stop), leads=lambda: self.leadership.leads
+                    )
+                    if report.waiting:
                         wait = min(interval, busy_interval)
                 except StateStoreUnavailable as exc:
                     log.warning("sweeper: state store unavailable: %s", exc)
                 except Exception:
                     log.exception("sweeper pass failed")
-                await self._pause(stop, wait, busy_interval)
+                await self._pause(stop, wait)
         finally:
-            with contextlib.suppress(StateStoreUnavailable):
-                await self._store.release_lock(LOCK_NAME, self.instance_id)
+            done.set()
+            await keeper
 
 
 @dataclass
 class BackgroundSweeper:
-    """The sweeper as an asyncio task, for the app's lifespan."""
+    """The sweeper as an asyncio task, for the app's lifespan and `crcr sweep --loop`."""
 
     sweeper: Sweeper
     interval: float = 15.0
@@ -196,9 +232,16 @@ class BackgroundSweeper:
         """Start sweeping in the background."""
         self._task = asyncio.create_task(self.sweeper.run(self._stop, interval=self.interval))
 
-    async def stop(self) -> None:
-        """Stop after the current pass and give up the leader lock."""
+    async def stop(self, grace: float = 30.0) -> None:
+        """Start nothing new, let items in flight finish for up to `grace` seconds, then
+        cancel them (their leases are released, see `QueueDrainer`); give up the lock."""
         self._stop.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is None:
+            return
+        done, _ = await asyncio.wait([task], timeout=grace)
+        if not done:
+            log.warning("sweeper: items still in flight after %.0f s; cancelling them", grace)
+            task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

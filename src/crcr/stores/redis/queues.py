@@ -47,6 +47,12 @@ class RedisQueues(RedisStoreBase):
     async def ack(self, queue: str, item_id: str, lease_token: str) -> bool:
         return bool(await self._run(lua.ACK, self._queue_keys(queue), [item_id, lease_token]))
 
+    async def extend_lease(
+        self, queue: str, item_id: str, lease_token: str, *, lease_seconds: float
+    ) -> bool:
+        args: list[str | int] = [item_id, lease_token, microseconds(lease_seconds)]
+        return bool(await self._run(lua.EXTEND_LEASE, self._queue_keys(queue), args))
+
     async def release(
         self,
         queue: str,

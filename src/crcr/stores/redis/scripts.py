@@ -141,6 +141,18 @@ return leased
 """
 )
 
+# ARGV: item_id, lease_token, lease µs. The item must still be leased with that token.
+EXTEND_LEASE = (
+    """
+if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end
+"""
+    + _NOW
+    + """
+redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[1])
+return 1
+"""
+)
+
 # ARGV: item_id, lease_token.
 ACK = """
 if redis.call('HGET', KEYS[3], ARGV[1]) ~= ARGV[2] then return 0 end

@@ -60,6 +60,19 @@ class SqliteQueues(SqliteStoreBase):
 
         return await self._db.write(remove)
 
+    async def extend_lease(
+        self, queue: str, item_id: str, lease_token: str, *, lease_seconds: float
+    ) -> bool:
+        def extend(conn: sqlite3.Connection, now: float) -> bool:
+            cursor = conn.execute(
+                "UPDATE queue_items SET ready_at = ?"
+                " WHERE queue = ? AND item_id = ? AND lease_token = ?",
+                (now + lease_seconds, queue, item_id, lease_token),
+            )
+            return cursor.rowcount == 1
+
+        return await self._db.write(extend)
+
     async def release(
         self,
         queue: str,
