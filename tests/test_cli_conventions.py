@@ -48,6 +48,9 @@ PER_INVOCATION = {
     ("audit", "kind"),
     ("audit", "limit"),
     ("audit", "as_json"),
+    # One pass (cron) or a loop (a service) is how `crcr sweep` is run, not a setting.
+    ("sweep", "loop"),
+    ("sweep", "interval"),
     # The sandbox is a development tool: it stands in for GitHub, configured per run.
     ("sandbox", "host"),
     ("sandbox", "port"),
