@@ -43,10 +43,7 @@ def register(app: typer.Typer) -> None:
 
         settings = settings_or_exit()
         try:
-            if loop:
-                from crcr.log_format import configure_json_logging
-
-                configure_json_logging()
+            if loop:  # logging is configured by the root command (CRCR_LOG_*)
                 asyncio.run(sweep_loop(settings, interval))
                 return
             report = asyncio.run(sweep_pass(settings))
