@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 import yaml
-
 from tests.deploy.recipes import DEPLOY, parse_crcr, unknown_variables
 
 COMPOSE = DEPLOY / "compose.yaml"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -14,7 +15,6 @@ import httpx
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-
 from tests.deploy.recipes import (
     DEPLOY,
     exec_words,
@@ -206,8 +206,6 @@ def _wait_until_healthy(port: int, process: subprocess.Popen[str]) -> None:
                     return
             except httpx.TransportError:
                 pass
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(timeout=0.05)
-            except subprocess.TimeoutExpired:
-                pass
     pytest.fail("crcr serve did not answer /healthz within 30 s")
