@@ -9,6 +9,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -144,48 +145,65 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def test_the_relay_unit_serves_as_written_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
-    """Runs the unit's ExecStart with its Environment= lines (credentials and state in a
-    temporary directory), then the container's health check against it, then SIGTERM."""
-    unit = DEPLOY / "systemd" / "crcr.service"
+def _run_environment(unit: Path, tmp_path: Path) -> dict[str, str]:
+    """The unit's Environment= lines as it would run here: credentials, state and the
+    allowlist in `tmp_path`, GitHub at a closed port, nothing inherited from `CRCR_*`."""
     credentials = _credentials(tmp_path / "credentials")
-    port = _free_port()
-    environment = {
-        name: value.replace("%d", str(credentials)) for name, value in _environment(unit).items()
-    }
     allowlist = tmp_path / "allowlist.yml"
     allowlist.write_text("L2:\n  - vendor/backend\n")
-    environment |= {
-        "CRCR_ALLOWLIST": str(allowlist),
-        "CRCR_DATA_DIR": str(tmp_path / "state"),
-        "CRCR_PORT": str(port),
-        "CRCR_GITHUB_APP_ID": "1",
-        "CRCR_GITHUB_API_URL": f"http://127.0.0.1:{_free_port()}",
+    inherited = {key: value for key, value in os.environ.items() if not key.startswith("CRCR_")}
+    written = {
+        name: value.replace("%d", str(credentials)) for name, value in _environment(unit).items()
     }
+    return (
+        inherited
+        | written
+        | {
+            "CRCR_ALLOWLIST": str(allowlist),
+            "CRCR_DATA_DIR": str(tmp_path / "state"),
+            "CRCR_PORT": str(_free_port()),
+            "CRCR_GITHUB_APP_ID": "1",
+            "CRCR_GITHUB_API_URL": f"http://127.0.0.1:{_free_port()}",
+        }
+    )
+
+
+def _start(unit: Path, environment: dict[str, str]) -> subprocess.Popen[str]:
     (start,) = _values(unit, "ExecStart")
-    words = exec_words(start.replace("/opt/crcr/bin/crcr", str(CRCR)))
-    env = {key: value for key, value in os.environ.items() if not key.startswith("CRCR_")}
-    process = subprocess.Popen(
-        words,
-        env=env | environment,
+    return subprocess.Popen(
+        exec_words(start.replace("/opt/crcr/bin/crcr", str(CRCR))),
+        env=environment,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
+
+
+def _stop_within_the_units_timeout(unit: Path, process: subprocess.Popen[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    (timeout,) = _values(unit, "TimeoutStopSec")
+    output, _ = process.communicate(timeout=float(timeout))
+    return output
+
+
+def test_the_relay_unit_serves_as_written_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    """Runs the unit's ExecStart with its Environment= lines, then the container's health
+    check against it, then SIGTERM: exit 0 within TimeoutStopSec, no secret printed."""
+    unit = DEPLOY / "systemd" / "crcr.service"
+    environment = _run_environment(unit, tmp_path)
+    port = int(environment["CRCR_PORT"])
+    process = _start(unit, environment)
     try:
         _wait_until_healthy(port, process)
         health = subprocess.run(
             healthcheck_command(),
-            env=env | {"CRCR_PORT": str(port)},
+            env=environment,
             capture_output=True,
             text=True,
             check=False,
         )
         assert health.returncode == 0, health.stderr
-
-        process.send_signal(signal.SIGTERM)
-        (timeout,) = _values(unit, "TimeoutStopSec")
-        output, _ = process.communicate(timeout=float(timeout))
+        output = _stop_within_the_units_timeout(unit, process)
     finally:
         if process.poll() is None:
             process.kill()
@@ -193,6 +211,30 @@ def test_the_relay_unit_serves_as_written_and_stops_cleanly_on_sigterm(tmp_path:
 
     assert process.returncode == 0, output
     assert "a-webhook-secret" not in output and "PRIVATE KEY" not in output
+
+
+def test_the_sweeper_unit_sweeps_as_written_and_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    unit = DEPLOY / "systemd" / "crcr-sweeper.service"
+    process = _start(unit, _run_environment(unit, tmp_path))
+    watchdog = threading.Timer(60.0, process.kill)  # a loop that never starts fails, not hangs
+    watchdog.start()
+    seen: list[str] = []
+    try:
+        assert process.stdout is not None
+        for line in process.stdout:  # ends at exit if the loop never starts
+            seen.append(line)
+            if "sweeping every" in line:
+                break
+        started = process.poll() is None
+        output = _stop_within_the_units_timeout(unit, process) if started else ""
+    finally:
+        watchdog.cancel()
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert started, "".join(seen)
+    assert process.returncode == 0, "".join(seen) + output
 
 
 def _wait_until_healthy(port: int, process: subprocess.Popen[str]) -> None:
