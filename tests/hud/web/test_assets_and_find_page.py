@@ -27,6 +27,7 @@ async def test_versioned_assets_are_immutable_and_others_revalidate(
     urls = re.findall(r'(?:href|src)="(/crcr/static/[\w.]+\?v=[0-9a-f]{12})"', page)
     assert {url.split("?")[0].rsplit("/", 1)[1] for url in urls} == {
         "hud.css",
+        "theme.js",
         "live.js",
         "favicon.svg",
     }
