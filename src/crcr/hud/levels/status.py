@@ -52,8 +52,15 @@ class LevelReport:
 def read_backend_levels(
     engine: Engine, levels: Mapping[str, str] | None, criteria: LevelCriteria, now: datetime
 ) -> tuple[BackendLevel, ...]:
-    """Judge every backend: those of `levels` (the allowlist) or else every one seen."""
-    with engine.connect() as connection:
+    """Judge every backend: those of `levels` (the allowlist) or else every one seen.
+
+    The reads must see one snapshot: the median is found by rank in the histogram, then
+    read from its bucket, and a result moved between buckets in between (a re-run
+    replacing an attempt) would leave the rank pointing past the bucket's rows.
+    PostgreSQL's default READ COMMITTED gives each statement its own snapshot.
+    """
+    options = {"isolation_level": "REPEATABLE READ"} if engine.dialect.name == "postgresql" else {}
+    with engine.connect().execution_options(**options) as connection:
         seen = connection.execute(select(BACKENDS.c.repo, BACKENDS.c.level)).all()
         stored = {repo.lower(): repo for repo, _ in seen}
         if levels is None:
