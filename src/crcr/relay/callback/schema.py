@@ -70,8 +70,10 @@ def _optional_string_or_integer(value: Any) -> Any:
 
 
 RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer), Field(max_length=MAX_ID_CHARS)]
+# The length bound sits on the string alone: on the union it would be applied to None too.
 OptionalIdentifier = Annotated[
-    str | None, BeforeValidator(_optional_string_or_integer), Field(max_length=MAX_ID_CHARS)
+    Annotated[str, Field(max_length=MAX_ID_CHARS)] | None,
+    BeforeValidator(_optional_string_or_integer),
 ]
 Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
 Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
