@@ -158,6 +158,7 @@ class Settings(BaseSettings):
     oidc_audience: str = "pytorch-cross-repo-ci-relay"
     oidc_issuers: Annotated[list[OidcIssuer], NoDecode] = Field(default_factory=_default_issuers)
     redis_url: str | None = None
+    redis_cluster: bool = False  # CRCR_REDIS_URL names any node of a Redis Cluster
     data_dir: Path = Path("./crcr-data")
     database_url: str | None = None
     hud_url: str | None = None

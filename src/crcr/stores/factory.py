@@ -13,10 +13,12 @@ async def open_state_store(settings: Settings) -> StateStore:
     Redis connects lazily, so a relay can start while Redis is briefly down and report
     it on `/readyz`; SQLite creates its data directory and schema now.
     """
+    if settings.redis_cluster and not settings.redis_url:
+        raise StateStoreUnavailable("CRCR_REDIS_CLUSTER: needs CRCR_REDIS_URL (any node)")
     if settings.redis_url:
         from crcr.stores.redis.state import RedisStateStore
 
-        return RedisStateStore.from_url(settings.redis_url)
+        return RedisStateStore.from_url(settings.redis_url, cluster=settings.redis_cluster)
 
     from crcr.stores.sqlite.state import SqliteStateStore
 

@@ -17,7 +17,7 @@ import redis.asyncio
 from redis.cluster import key_slot
 from redis.exceptions import ResponseError
 
-from crcr.stores.keys import RedisKeys
+from crcr.stores.keys import RedisKeys, job_bucket
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.state import JobRecord, StateStoreUnavailable
 
@@ -54,7 +54,10 @@ def test_every_key_of_a_queue_shares_one_cluster_slot() -> None:
 
 def test_keys_carry_the_prefix_and_a_hash_tag_that_braces_cannot_break() -> None:
     keys = RedisKeys("crcr:")
-    assert keys.job("d1:org/r:1:1:build") == "crcr:{job:d1%3Aorg/r%3A1%3A1%3Abuild}"
+    job = "d1:org/r:1:1:build"
+    assert keys.job(job) == f"crcr:{{jobs:{job_bucket(job):02d}}}:d1%3Aorg/r%3A1%3A1%3Abuild"
+    assert keys.deadlines_of(job) == f"crcr:{{jobs:{job_bucket(job):02d}}}:deadlines"
+    assert keys.job("a}b{c").endswith(":a%7Db%7Bc")
     assert keys.queue("hud", "ready") == "crcr:{q:hud}:ready"
     tricky = keys.queue("a}b{c", "items")
     assert tricky.startswith("crcr:{q:a%7Db%7Bc}")
