@@ -11,7 +11,6 @@ from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
-
 BACKENDS = [
     pytest.param("redis", marks=pytest.mark.redis),
     pytest.param("redis-cluster", marks=pytest.mark.redis),

@@ -3,7 +3,8 @@
 Times come from the server's `TIME` (microseconds), never from the client, so that
 instances with skewed clocks agree on windows, leases and expiries. Every script
 touches only keys that share one hash tag, so it runs unchanged on Redis Cluster
-(tests/stores/redis/test_slots.py checks each). Lua numbers are doubles: epoch microseconds (~1.7e15) are exact below 2**53.
+(tests/stores/redis/test_slots.py checks each). Lua numbers are doubles: epoch
+microseconds (~1.7e15) are exact below 2**53.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ end
 return {ok and 1 or 0, current}
 """
 
-# KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: expected state, job key (the zset
-# member), deadline ('' to untrack), deadlines ttl_ms, then either nothing (no record) or
-# ttl_ms, state and field/value pairs of data. Returns 1 if restored, 0 if the job moved on.
+# KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: expected
+# state, job key (the zset member), deadline ('' to untrack), deadlines ttl_ms, then
+# either nothing (no record) or ttl_ms, state and field/value pairs of data. Returns 1
+# if restored, 0 if the job moved on.
 # An undo must set the deadline in the same step, or a transition slipping in between
 # could have its deadline overwritten or its job untracked while in progress: hence the
 # job's record and its deadline entry share a Cluster slot (keys.JOB_BUCKETS).
