@@ -58,5 +58,5 @@ async def test_redis_cluster_without_a_url_is_refused_naming_both_settings() -> 
 
 def test_redis_cluster_takes_a_boolean(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CRCR_REDIS_CLUSTER", "sometimes")
-    with pytest.raises(SettingsError, match="^CRCR_REDIS_CLUSTER: "):
+    with pytest.raises(SettingsError, match=r"^CRCR_REDIS_CLUSTER: "):
         load_settings()

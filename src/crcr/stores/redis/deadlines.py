@@ -8,12 +8,11 @@ records of its bucket, so that a script may change a job and its deadline togeth
 from __future__ import annotations
 
 import heapq
-from typing import Any
 
 from crcr.stores.keys import JOB_BUCKETS
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
-from crcr.stores.redis.encoding import QUEUE_TTL_MS
+from crcr.stores.redis.encoding import QUEUE_TTL_MS, scored
 from crcr.stores.redis.errors import raise_failed, unavailable_on_error
 
 
@@ -55,16 +54,5 @@ class RedisDeadlines(RedisStoreBase):
             replies = await self._batcher.execute(commands)
         raise_failed(replies)
         # Each bucket's reply is sorted by (deadline, key), as one set's would be.
-        due = heapq.merge(*(_scored(reply) for reply in replies))
+        due = heapq.merge(*(scored(reply) for reply in replies))
         return [job_key for _, job_key in list(due)[:limit]]
-
-
-def _scored(reply: list[Any]) -> list[tuple[float, str]]:
-    """A WITHSCORES reply as (score, member) pairs.
-
-    The single-server client leaves a raw command's reply flat ([member, score, ...]);
-    the Cluster client pairs it up ([[member, score], ...]).
-    """
-    if reply and isinstance(reply[0], list | tuple):
-        return [(float(score), member) for member, score in reply]
-    return [(float(score), member) for member, score in zip(reply[::2], reply[1::2], strict=True)]

@@ -10,6 +10,7 @@ from crcr.stores.redis.jobs import RedisJobs
 from crcr.stores.redis.lock import RedisLock
 from crcr.stores.redis.queues import RedisQueues
 from crcr.stores.redis.rate_limit import RedisRateLimit
+from crcr.stores.redis.schema import RedisSchema
 
 
 class RedisStateStore(
@@ -21,6 +22,7 @@ class RedisStateStore(
     RedisDeadlines,
     RedisLock,
     RedisDemotions,
+    RedisSchema,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.
 
