@@ -6,7 +6,6 @@ import sys
 
 import typer
 
-from crcr import __version__
 from crcr.cli_settings import settings_or_exit
 
 app = typer.Typer(
@@ -19,8 +18,17 @@ app = typer.Typer(
 
 @app.command()
 def version() -> None:
-    """Print the crcr version."""
-    typer.echo(__version__)
+    """Print the crcr version, and the schema versions of this code and of the stored data."""
+    from crcr.settings import SettingsError, load_settings
+    from crcr.versions import describe_versions
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        typer.echo(describe_versions())
+        typer.echo(f"crcr: stored data not read: {exc}", err=True)
+        return
+    typer.echo(describe_versions(settings))
 
 
 @app.command()
@@ -42,6 +50,10 @@ def serve(
     if missing:
         typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
         raise typer.Exit(2)
+    from crcr.versions import check_stores, refusing_newer_data
+
+    with refusing_newer_data("crcr serve"):
+        check_stores(settings)
     with metrics_shared_by_workers(workers):
         uvicorn.run(
             "crcr.app:create_app_from_environment",

@@ -151,9 +151,10 @@ def migrate(engine: Engine) -> None:
 
     A store at a revision this crcr does not know (written by a newer one) is refused
     with `SchemaTooNew`, untouched. Instances starting together (`crcr serve --workers 2`
-    on a new data directory) take turns: PostgreSQL through an advisory lock, SQLite through the writers' file lock.
-    Without it, two SQLite migrations each read, then both try to write, and SQLite
-    fails one at once ("database is locked") rather than make it wait.
+    on a new data directory) take turns: PostgreSQL through an advisory lock, SQLite
+    through the writers' file lock. Without it, two SQLite migrations each read, then
+    both try to write, and SQLite fails one at once ("database is locked") rather than
+    make it wait.
     """
     from alembic import command
     from alembic.config import Config

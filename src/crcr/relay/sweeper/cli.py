@@ -25,10 +25,12 @@ def register(app: typer.Typer) -> None:
         items are leased, so nothing is done twice.
         """
         from crcr.cli_settings import settings_or_exit
+        from crcr.versions import refusing_newer_data
 
         settings = settings_or_exit()
         try:
-            report = asyncio.run(sweep_pass(settings))
+            with refusing_newer_data("crcr sweep"):
+                report = asyncio.run(sweep_pass(settings))
         except StateStoreUnavailable as exc:
             typer.echo(f"crcr sweep: state store unavailable: {exc}", err=True)
             raise typer.Exit(1) from None

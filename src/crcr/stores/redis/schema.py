@@ -45,14 +45,19 @@ class RedisSchema(RedisStoreBase):
             found = await self._client.get(self._keys.schema())
         return None if found is None else int(found)
 
+    async def data_schema_version(self) -> int | None:
+        """The version of the data under this prefix: stamped, or 1; None when there is none."""
+        found = await self.stored_schema_version()
+        if found is None and await self._any_key():
+            return 1
+        return found
+
     async def upgrade_schema(self) -> int:
         """Bring the data to `REDIS_STATE_SCHEMA`; return the version it was found in.
 
         Raises `SchemaTooNew` for data of a newer crcr, leaving it untouched.
         """
-        found = await self.stored_schema_version()
-        if found is None:
-            found = 1 if await self._any_key() else REDIS_STATE_SCHEMA
+        found = await self.data_schema_version() or REDIS_STATE_SCHEMA
         if found > REDIS_STATE_SCHEMA:
             store = f"Redis state store (prefix {self._keys.prefix!r})"
             raise SchemaTooNew(store, found, REDIS_STATE_SCHEMA)
