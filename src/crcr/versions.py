@@ -13,6 +13,7 @@ import asyncio
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import typer
 
@@ -91,7 +92,7 @@ def _results_data(settings: Settings) -> str:
     url = normalise_url(settings.hud_database_url)
     shown = mask_url(settings.hud_database_url)
     database = make_url(url).database
-    if url.startswith("sqlite") and not (database and _exists(database)):
+    if url.startswith("sqlite") and not (database and Path(database).expanduser().is_file()):
         return f"results store ({shown}): no data yet"
     engine = create_engine(url)
     try:
@@ -102,12 +103,6 @@ def _results_data(settings: Settings) -> str:
     finally:
         engine.dispose()
     return f"results store ({shown}): revision {', '.join(heads) or 'none (no data yet)'}"
-
-
-def _exists(path: str) -> bool:
-    from pathlib import Path
-
-    return Path(path).expanduser().is_file()
 
 
 def check_stores(settings: Settings, *, state: bool = True) -> None:
