@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.test_cli import SETTINGS_FREE_ENV
+from tests.test_cli import crcr
 
 from crcr import __version__
 from crcr.settings import Settings
 from crcr.stores.schema import REDIS_STATE_SCHEMA, SQLITE_STATE_SCHEMA
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.versions import check_stores, describe_versions, results_head
-
-
-def crcr(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "crcr", *args],
-        capture_output=True,
-        text=True,
-        env={**SETTINGS_FREE_ENV, **env},
-        timeout=120,
-        check=False,
-    )
 
 
 def test_the_code_versions_need_no_settings() -> None:
