@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test lint typecheck pytest audit demo bench clean
+.PHONY: install test lint typecheck pytest audit floors constraints demo bench clean
 
 $(BIN)/crcr: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,23 @@ test: lint typecheck pytest
 audit: install
 	$(BIN)/python .ci/audit.py
 
+# The lowest versions pyproject.toml allows, in a venv of their own, must pass the fast
+# suite (everything but the browser tests and those marked slow): a floor that breaks
+# crcr is a lie to whoever installs it next to older packages.
+FLOORS_VENV ?= .venv-floors
+FAST_SUITE ?= -m "not browser and not slow"
+floors: install
+	rm -rf $(FLOORS_VENV)
+	$(BIN)/uv venv --quiet --python $(PYTHON) $(FLOORS_VENV)
+	$(BIN)/uv pip install --quiet --python $(FLOORS_VENV)/bin/python --resolution lowest-direct -e '.[dev]'
+	$(FLOORS_VENV)/bin/pytest -q -p no:cacheprovider $(FAST_SUITE)
+
+# The versions a deployment installs (`pip install -c constraints.txt 'crcr[postgres]'`),
+# refreshed on purpose with this target; tests/test_constraints.py keeps it within pyproject.
+constraints: install
+	$(BIN)/uv pip compile --quiet --universal --python-version 3.11 --extra postgres \
+		--custom-compile-command "make constraints" --output-file constraints.txt pyproject.toml
+
 demo: install
 	$(BIN)/crcr demo
 
@@ -42,4 +59,4 @@ bench: install
 	$(BIN)/python -m bench.state_transition
 
 clean:
-	rm -rf $(VENV) node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FLOORS_VENV) node_modules .mypy_cache .pytest_cache .ruff_cache

@@ -67,6 +67,28 @@ def redis_namespace(redis_url: str) -> Iterator[str]:
             client.delete(*keys)
 
 
+@pytest.fixture(scope="session")
+def redis_cluster_url() -> Iterator[str]:
+    """URL of one node of a real three-master Redis Cluster this session starts.
+
+    Its servers run on free loopback ports and stop with the session (tests/redis_cluster.py).
+    Open a store on it with `RedisStateStore.from_url(url, prefix=..., cluster=True)`.
+    """
+    from tests.redis_cluster import running_cluster
+
+    with running_cluster() as ports:
+        yield f"redis://127.0.0.1:{ports[0]}"
+
+
+@pytest.fixture
+def cluster_namespace() -> str:
+    """A key prefix of this test's own on the session's Redis Cluster.
+
+    Nothing is deleted afterwards: the cluster is this session's alone and dies with it.
+    """
+    return f"crcr:test-{uuid.uuid4().hex[:12]}:"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--outage-seconds",

@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import typer
 
-from crcr import __version__
 from crcr.cli_settings import settings_or_exit
 from crcr.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
@@ -20,13 +19,22 @@ app = typer.Typer(
 
 
 def version_text() -> str:
-    """What `crcr version` and `crcr --version` print."""
-    return __version__
+    """What `crcr version` and `crcr --version` print: the package version and the schema
+    versions of this code and, where the settings name them, of the stored data."""
+    from crcr.settings import SettingsError, load_settings
+    from crcr.versions import describe_versions
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        typer.echo(f"crcr: stored data not read: {exc}", err=True)
+        return describe_versions()
+    return describe_versions(settings)
 
 
 @app.command()
 def version() -> None:
-    """Print the crcr version."""
+    """Print the crcr version, and the schema versions of this code and of the stored data."""
     typer.echo(version_text())
 
 
@@ -94,6 +102,10 @@ def serve(
     if missing:
         typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
         raise typer.Exit(2)
+    from crcr.versions import check_stores, refusing_newer_data
+
+    with refusing_newer_data("crcr serve"):
+        check_stores(settings)
     exit_zero_on_sigterm()
     with metrics_shared_by_workers(workers):
         uvicorn.run(

@@ -189,6 +189,7 @@ class Settings(BaseSettings):
     oidc_issuers: Annotated[list[OidcIssuer], NoDecode] = Field(default_factory=_default_issuers)
     redis_url: str | None = None
     redis_prefix: str = Field(default="crcr:", min_length=1, pattern=r"^[^{}]+$")
+    redis_cluster: bool = False  # CRCR_REDIS_URL names any node of a Redis Cluster
     data_dir: Path = Path("./crcr-data")
     database_url: str | None = None
     hud_url: str | None = None

@@ -63,6 +63,7 @@ def test_a_busy_port_is_one_line_suggesting_another(app: typer.Typer, tmp_path: 
     )
 
 
+@pytest.mark.slow  # a whole demo: relay, HUD, sandbox and simulated CI
 def test_ctrl_c_stops_the_demo_cleanly_and_keeps_the_data(tmp_path: Path) -> None:
     demo = subprocess.Popen(
         [*CRCR, "demo", "--port", "0", "--no-open", "--data-dir", str(tmp_path), "--speed", "100"],

@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from crcr.demo.backends import DEGRADING_BACKEND, DEMO_UPSTREAM
 from crcr.demo.options import DemoOptions
@@ -15,6 +16,7 @@ from crcr.relay.levels.cli import sync_levels
 from crcr.runtime import Runtime
 
 
+@pytest.mark.slow  # a whole demo: relay, HUD, sandbox and simulated CI
 async def test_history_fills_the_criteria_and_the_degrading_backend_gets_a_pull_request(
     tmp_path: Path,
 ) -> None:

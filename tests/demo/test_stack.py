@@ -9,6 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import httpx
+import pytest
 
 from crcr.demo.options import DemoOptions
 from crcr.demo.stack import ALLOWLIST_FILE, STATE_FILE, DemoStack
@@ -25,6 +26,7 @@ def options(data_dir: Path, seed: int) -> DemoOptions:
     return DemoOptions(port=0, data_dir=data_dir, speed=100.0, rate=60.0, seed=seed, history_days=1)
 
 
+@pytest.mark.slow  # a whole demo: relay, HUD, sandbox and simulated CI
 async def test_results_reach_the_dashboard_and_survive_a_restart(tmp_path: Path) -> None:
     first = DemoStack(options(tmp_path, seed=1))
     await first.start()

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
+from alembic.config import Config
 from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
+from tests.hud.conftest import _postgres_schema_url
 
 from crcr.hud.db import create_results_engine, migrate, normalise_url
 from crcr.hud.models import Base
 from crcr.settings import SettingsError
+from crcr.stores.schema import SchemaTooNew
 
 
 def test_plain_postgresql_urls_use_psycopg_3() -> None:
@@ -72,3 +78,65 @@ def test_postgresql_without_its_driver_names_the_extra(monkeypatch: pytest.Monke
 
     with pytest.raises(SettingsError, match=r"CRCR_DATABASE_URL: .*crcr\[postgres\]"):
         create_results_engine("postgresql://crcr@127.0.0.1:5432/hud")
+
+
+# --- schema versions: older stores upgraded, newer refused ------------------------
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def empty_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty results store of this test's own: a new SQLite file or PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'hud.db'}"
+    else:
+        yield from _postgres_schema_url(request.getfixturevalue("postgres_url"))
+
+
+def _alembic_config() -> Config:
+    config = Config()
+    config.set_main_option("script_location", "crcr.hud:migrations")
+    return config
+
+
+def _revision(engine: Engine) -> set[str]:
+    with engine.connect() as connection:
+        return set(MigrationContext.configure(connection).get_current_heads())
+
+
+def test_a_store_of_an_older_crcr_is_upgraded_to_the_newest_revision(
+    empty_store_url: str,
+) -> None:
+    engine = create_results_engine(empty_store_url)
+    try:
+        with engine.begin() as connection:  # as the crcr that shipped revision 0001 left it
+            config = _alembic_config()
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0001")
+        assert _revision(engine) == {"0001"}
+
+        migrate(engine)
+
+        head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+        assert _revision(engine) == {head}
+    finally:
+        engine.dispose()
+
+
+def test_a_store_of_a_newer_crcr_is_refused_naming_both_revisions(empty_store_url: str) -> None:
+    engine = create_results_engine(empty_store_url)
+    try:
+        migrate(engine)
+        with engine.begin() as connection:
+            connection.execute(text("UPDATE alembic_version SET version_num = '0099'"))
+
+        with pytest.raises(SchemaTooNew) as refused:
+            migrate(engine)
+
+        head = ScriptDirectory.from_config(_alembic_config()).get_current_head()
+        message = str(refused.value)
+        assert message.startswith("results store ")
+        assert "schema version 0099, written by a newer crcr" in message
+        assert f"reads schema version {head} at most" in message
+        assert _revision(engine) == {"0099"}
+    finally:
+        engine.dispose()

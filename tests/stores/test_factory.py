@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from redis.asyncio.cluster import RedisCluster
 
-from crcr.settings import Settings
+from crcr.settings import Settings, SettingsError, load_settings
 from crcr.stores.factory import open_state_store
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
+from crcr.stores.state import StateStoreUnavailable
 
 
 async def test_without_a_redis_url_the_state_lives_in_sqlite_in_the_data_dir(
@@ -33,3 +35,28 @@ async def test_a_redis_url_selects_redis(redis_url: str) -> None:
         await store.ping()
     finally:
         await store.close()
+
+
+@pytest.mark.redis
+async def test_redis_cluster_true_opens_a_cluster_client_from_any_node(
+    redis_cluster_url: str,
+) -> None:
+    store = await open_state_store(Settings(redis_url=redis_cluster_url, redis_cluster=True))
+    try:
+        assert isinstance(store, RedisStateStore)
+        assert isinstance(store._client, RedisCluster)
+        await store.ping()
+        assert len(store._client.get_primaries()) == 3
+    finally:
+        await store.close()
+
+
+async def test_redis_cluster_without_a_url_is_refused_naming_both_settings() -> None:
+    with pytest.raises(StateStoreUnavailable, match="CRCR_REDIS_CLUSTER: needs CRCR_REDIS_URL"):
+        await open_state_store(Settings(redis_url=None, redis_cluster=True))
+
+
+def test_redis_cluster_takes_a_boolean(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CRCR_REDIS_CLUSTER", "sometimes")
+    with pytest.raises(SettingsError, match=r"^CRCR_REDIS_CLUSTER: "):
+        load_settings()

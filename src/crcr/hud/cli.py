@@ -13,11 +13,13 @@ def migrate() -> None:
     from crcr.cli_settings import settings_or_exit
     from crcr.hud.db import create_results_engine
     from crcr.hud.db import migrate as apply_migrations
+    from crcr.versions import refusing_newer_data
 
     settings = settings_or_exit()
     engine = create_results_engine(settings.hud_database_url)
     try:
-        apply_migrations(engine)
+        with refusing_newer_data("crcr hud migrate"):
+            apply_migrations(engine)
     finally:
         engine.dispose()
     typer.echo("crcr hud: results store is at the newest migration")
@@ -69,6 +71,10 @@ def serve(
     if (ssl_certfile is None) != (ssl_keyfile is None):
         typer.echo("crcr hud serve: --ssl-certfile and --ssl-keyfile go together", err=True)
         raise typer.Exit(2)
+    from crcr.versions import check_stores, refusing_newer_data
+
+    with refusing_newer_data("crcr hud serve"):
+        check_stores(settings, state=False)
     uvicorn.run(
         create_hud_app(settings),
         host=host,

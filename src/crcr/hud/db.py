@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
 from crcr.private_files import private_file
-from crcr.settings import SettingsError
+from crcr.settings import SettingsError, mask_url
+from crcr.stores.schema import SchemaTooNew
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 
 # Arbitrary constant: the PostgreSQL advisory lock that serialises concurrent migrations
@@ -128,13 +129,32 @@ def sqlite_writer_lock(engine: Engine) -> SqliteWriteLock:
     return lock
 
 
+def refuse_unknown_revisions(config: Any, connection: Connection) -> None:
+    """Raise `SchemaTooNew` when the store is at a revision this crcr does not ship.
+
+    Only a newer crcr writes one; Alembic would stop on it with a traceback instead.
+    """
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    scripts = ScriptDirectory.from_config(config)
+    known = {script.revision for script in scripts.walk_revisions()}
+    found = MigrationContext.configure(connection).get_current_heads()
+    unknown = [revision for revision in found if revision not in known]
+    if unknown:
+        store = f"results store {mask_url(connection.engine.url.render_as_string(False))}"
+        raise SchemaTooNew(store, ", ".join(unknown), scripts.get_current_head())
+
+
 def migrate(engine: Engine) -> None:
     """Bring the schema to the newest migration (idempotent, safe across instances).
 
-    Instances starting together (`crcr serve --workers 2` on a new data directory) take
-    turns: PostgreSQL through an advisory lock, SQLite through the writers' file lock.
-    Without it, two SQLite migrations each read, then both try to write, and SQLite
-    fails one at once ("database is locked") rather than make it wait.
+    A store at a revision this crcr does not know (written by a newer one) is refused
+    with `SchemaTooNew`, untouched. Instances starting together (`crcr serve --workers 2`
+    on a new data directory) take turns: PostgreSQL through an advisory lock, SQLite
+    through the writers' file lock. Without it, two SQLite migrations each read, then
+    both try to write, and SQLite fails one at once ("database is locked") rather than
+    make it wait.
     """
     from alembic import command
     from alembic.config import Config
@@ -150,6 +170,7 @@ def migrate(engine: Engine) -> None:
             connection.execute(text("SELECT pg_advisory_lock(:id)"), {"id": _MIGRATION_LOCK_ID})
             connection.commit()
         try:
+            refuse_unknown_revisions(config, connection)
             config.attributes["connection"] = connection
             command.upgrade(config, "head")
             connection.commit()

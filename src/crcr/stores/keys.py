@@ -5,12 +5,17 @@ from __future__ import annotations
 import json
 import math
 import urllib.parse
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
 import orjson
 
 DEFAULT_PREFIX = "crcr:"
+
+# Job records and the deadlines of unfinished jobs are spread over this many Cluster
+# slots; a job's record and its deadline entry share one, so that one script changes both.
+JOB_BUCKETS = 32
 
 # Retry-queue keys must never expire while items wait in them; every write refreshes this.
 QUEUE_TTL_SECONDS = 30 * 24 * 3600
@@ -86,11 +91,17 @@ def merged(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any
     return {**base, **changes}
 
 
+def job_bucket(job_key: str) -> int:
+    """Which of the `JOB_BUCKETS` a job lives in (stable across processes and versions)."""
+    return zlib.crc32(job_key.encode()) % JOB_BUCKETS
+
+
 class RedisKeys:
     """Where each kind of record lives in Redis.
 
     Every key starts with the prefix and carries a hash tag (`{...}`) chosen so that the
-    keys one script touches share a Cluster slot: a queue's keys share `{q:<queue>}`.
+    keys one script touches share a Cluster slot: a queue's keys share `{q:<queue>}`, a
+    job's record and the deadlines set it is tracked in share `{jobs:<bucket>}`.
     """
 
     def __init__(self, prefix: str = DEFAULT_PREFIX) -> None:
@@ -108,7 +119,10 @@ class RedisKeys:
         return self._tagged("dispatch", delivery_id, repo)
 
     def job(self, job_key: str) -> str:
-        return self._tagged("job", job_key)
+        return f"{self._bucket(job_bucket(job_key))}:{key_part(job_key)}"
+
+    def _bucket(self, bucket: int) -> str:
+        return f"{self.prefix}{{jobs:{bucket:02d}}}"
 
     def rate(self, key: str) -> str:
         return self._tagged("rl", key)
@@ -119,8 +133,12 @@ class RedisKeys:
     def queue(self, queue: str, part: str) -> str:
         return f"{self._tagged('q', queue)}:{part}"
 
-    def deadlines(self) -> str:
-        return self._tagged("deadlines")
+    def deadlines(self, bucket: int) -> str:
+        """The deadlines of the unfinished jobs of one bucket (`deadlines_of` a job's)."""
+        return f"{self._bucket(bucket)}:deadlines"
+
+    def deadlines_of(self, job_key: str) -> str:
+        return self.deadlines(job_bucket(job_key))
 
     def flag(self, name: str, head_sha: str, repo: str) -> str:
         return self._tagged("flag", name, head_sha, repo)
@@ -145,3 +163,7 @@ class RedisKeys:
 
     def audit_index(self) -> str:
         return self._tagged("audit-index")
+
+    def schema(self) -> str:
+        """The layout version of the data under this prefix (`stores.redis.schema`)."""
+        return self._tagged("schema")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -17,7 +18,7 @@ import redis.asyncio
 from redis.cluster import key_slot
 from redis.exceptions import ResponseError
 
-from crcr.stores.keys import RedisKeys
+from crcr.stores.keys import RedisKeys, job_bucket
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.state import JobRecord, StateStoreUnavailable
 
@@ -54,7 +55,10 @@ def test_every_key_of_a_queue_shares_one_cluster_slot() -> None:
 
 def test_keys_carry_the_prefix_and_a_hash_tag_that_braces_cannot_break() -> None:
     keys = RedisKeys("crcr:")
-    assert keys.job("d1:org/r:1:1:build") == "crcr:{job:d1%3Aorg/r%3A1%3A1%3Abuild}"
+    job = "d1:org/r:1:1:build"
+    assert keys.job(job) == f"crcr:{{jobs:{job_bucket(job):02d}}}:d1%3Aorg/r%3A1%3A1%3Abuild"
+    assert keys.deadlines_of(job) == f"crcr:{{jobs:{job_bucket(job):02d}}}:deadlines"
+    assert keys.job("a}b{c").endswith(":a%7Db%7Bc")
     assert keys.queue("hud", "ready") == "crcr:{q:hud}:ready"
     tricky = keys.queue("a}b{c", "items")
     assert tricky.startswith("crcr:{q:a%7Db%7Bc}")
@@ -182,3 +186,44 @@ async def test_an_error_that_is_a_bug_stays_loud(redis_url: str, redis_namespace
     finally:
         await admin.aclose()
         await store.close()
+
+
+# --- a Redis Cluster that loses a master -------------------------------------------
+
+
+@pytest.mark.redis
+async def test_a_cluster_that_lost_a_master_is_reported_as_unavailable() -> None:
+    """Every key lives on one master: with one gone, its keys cannot be served."""
+    from redis.asyncio.cluster import RedisCluster
+    from tests.redis_cluster import running_cluster
+
+    with running_cluster() as ports:
+        store = RedisStateStore.from_url(f"redis://127.0.0.1:{ports[0]}", cluster=True, timeout=2)
+        try:
+            # `--cluster create` gives the third node the last third of the slots.
+            on_third = [f"job-{n}" for n in range(100) if _slot_of_job(f"job-{n}") > 10922]
+            elsewhere = [f"job-{n}" for n in range(100) if _slot_of_job(f"job-{n}") <= 10922]
+            jobs = on_third[:2] + elsewhere[:2]
+            for job in jobs:
+                await store.transition_job(job, allowed_from=[None], new=JobRecord("x"), ttl=60)
+            lost = redis.Redis(port=ports[2])
+            with contextlib.suppress(redis.ConnectionError):  # it hangs up as it exits
+                lost.shutdown(nosave=True)
+            outcomes: dict[str, str] = {}
+            for job in jobs:
+                try:
+                    await store.get_job(job)
+                    outcomes[job] = "served"
+                except Exception as exc:
+                    outcomes[job] = type(exc).__name__
+            # The others' keys are served until the cluster declares itself down (the
+            # node timeout, 5 s), then refused as unavailable (CLUSTERDOWN) as well.
+            assert {outcomes[job] for job in on_third[:2]} == {"StateStoreUnavailable"}
+            assert {outcomes[job] for job in elsewhere[:2]} <= {"served", "StateStoreUnavailable"}
+            assert isinstance(store._client, RedisCluster)
+        finally:
+            await store.close()
+
+
+def _slot_of_job(job: str) -> int:
+    return int(key_slot(RedisKeys("crcr:").job(job).encode()))

@@ -40,13 +40,15 @@ def register(app: typer.Typer) -> None:
         sweeper lock, which one pass takes if it is free and gives up at its end.
         """
         from crcr.cli_settings import settings_or_exit
+        from crcr.versions import refusing_newer_data
 
         settings = settings_or_exit()
         try:
-            if loop:  # logging is configured by the root command (CRCR_LOG_*)
-                asyncio.run(sweep_loop(settings, interval))
-                return
-            report = asyncio.run(sweep_pass(settings))
+            with refusing_newer_data("crcr sweep"):
+                if loop:  # logging is configured by the root command (CRCR_LOG_*)
+                    asyncio.run(sweep_loop(settings, interval))
+                    return
+                report = asyncio.run(sweep_pass(settings))
         except StateStoreUnavailable as exc:
             typer.echo(f"crcr sweep: state store unavailable: {exc}", err=True)
             raise typer.Exit(1) from None

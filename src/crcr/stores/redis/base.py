@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any, Self
 
 import redis.asyncio as redis
+from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.commands.core import AsyncScript
@@ -19,6 +20,14 @@ from crcr.stores.redis.packing import pack_with_hiredis
 # redis-py types replies as `bytes | str`; the client decodes responses, so they are str
 # (hence the few `type: ignore[assignment]` in the store's parts).
 
+Client = redis.Redis | RedisCluster
+"""One server (or a replicated primary), or a Redis Cluster: every key's slot is known."""
+
+# A Cluster client opens connections per node and fails rather than waits once a node
+# has this many (redis-py's `MaxConnectionsError`, reported as unavailable): commands of
+# concurrent callers share pipelines, so few are ever open at once.
+_CLUSTER_MAX_CONNECTIONS = 256
+
 
 class RedisStoreBase:
     """The connections, key layout and Lua scripts that the Redis store's parts share.
@@ -29,10 +38,10 @@ class RedisStoreBase:
 
     def __init__(
         self,
-        client: redis.Redis,
+        client: Client,
         *,
         prefix: str = DEFAULT_PREFIX,
-        batch_client: redis.Redis | None = None,
+        batch_client: Client | None = None,
         timeout: float = 5.0,
     ) -> None:
         self._client = client
@@ -49,8 +58,12 @@ class RedisStoreBase:
         prefix: str = DEFAULT_PREFIX,
         timeout: float = 5.0,
         max_connections: int = 32,
+        cluster: bool = False,
     ) -> Self:
         """Build a store on two connection pools; nothing connects until the first call.
+
+        `cluster`: `url` names any node of a Redis Cluster, whose other nodes the client
+        discovers (its database must be 0, the only one a Cluster has).
 
         The pools block (up to `timeout`) rather than failing when every connection is
         busy, so a burst of callbacks queues for Redis instead of erroring. Batched
@@ -73,6 +86,13 @@ class RedisStoreBase:
                 )
             )
 
+        if cluster:
+            return cls(
+                _cluster_client(url, timeout, socket_timeout=timeout),
+                prefix=prefix,
+                batch_client=_cluster_client(url, timeout, socket_timeout=None),
+                timeout=timeout,
+            )
         return cls(
             redis.Redis.from_pool(pool(timeout)),
             prefix=prefix,
@@ -118,13 +138,30 @@ class RedisStoreBase:
     async def _pipelined(
         self, script: str, calls: Sequence[tuple[Sequence[str], Sequence[str | int]]]
     ) -> list[Any]:
-        """Run one script many times in a single round trip (each run stays atomic)."""
+        """Run one script many times in a single round trip (each run stays atomic).
+
+        The runs may touch keys in different Cluster slots: the pipeline is split by node,
+        and nothing is promised across runs. Runs refused for want of the script (a
+        restarted or new node) are sent again once it is loaded, the others are not.
+        """
         registered = self._script(script)
-        with unavailable_on_error():
-            async with self._client.pipeline(transaction=False) as pipe:
-                for keys, args in calls:
-                    await registered(keys=list(keys), args=list(args), client=pipe)
-                results: list[Any] = await pipe.execute()
+        results: list[Any] = [None] * len(calls)
+        todo = list(range(len(calls)))
+        for attempt in range(2):
+            commands = [
+                ("EVALSHA", registered.sha, len(calls[i][0]), *calls[i][0], *calls[i][1])
+                for i in todo
+            ]
+            with unavailable_on_error():
+                replies = await self._batcher.execute(commands)
+            for i, reply in zip(todo, replies, strict=True):
+                results[i] = reply
+            todo = [i for i in todo if isinstance(results[i], NoScriptError)]
+            if not todo or attempt == 1:
+                break
+            with unavailable_on_error():
+                registered.sha = await self._client.script_load(registered.script)
+        raise_failed(results)
         return results
 
     # --- health and lifecycle -------------------------------------------------
@@ -137,3 +174,15 @@ class RedisStoreBase:
         await self._client.aclose()
         if self._batch_client is not None:
             await self._batch_client.aclose()
+
+
+def _cluster_client(url: str, timeout: float, *, socket_timeout: float | None) -> RedisCluster:
+    """A Cluster client from one node's URL, retrying as the single-server pools do."""
+    return RedisCluster.from_url(
+        url,
+        decode_responses=True,
+        socket_timeout=socket_timeout,
+        socket_connect_timeout=timeout,
+        max_connections=_CLUSTER_MAX_CONNECTIONS,
+        retry=Retry(ExponentialBackoff(cap=0.5, base=0.05), retries=2),
+    )

@@ -9,7 +9,9 @@ turn of the event loop.
 
 Each caller's commands stay adjacent and in order, and every script stays atomic on the
 server, so batching changes no outcome: a pipeline without MULTI promises nothing about
-the commands of different callers, and none relies on that.
+the commands of different callers, and none relies on that. On a Redis Cluster the
+pipeline is split by node, so a caller's commands stay in order only within one slot:
+a caller whose commands span slots relies on none of their order.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis.asyncio as redis
+from redis.asyncio.cluster import RedisCluster
 
 Command = Sequence[Any]
 Waiting = tuple[Sequence[Command], asyncio.Future[list[Any]] | None]
@@ -28,7 +31,7 @@ Waiting = tuple[Sequence[Command], asyncio.Future[list[Any]] | None]
 class CommandBatcher:
     """Queues commands and sends each batch as one non-transactional pipeline."""
 
-    def __init__(self, client: redis.Redis, *, timeout: float) -> None:
+    def __init__(self, client: redis.Redis | RedisCluster, *, timeout: float) -> None:
         self._client = client
         self._timeout = timeout
         self._waiting: list[Waiting] = []

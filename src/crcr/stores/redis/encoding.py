@@ -35,3 +35,14 @@ def data_of(fields: Mapping[str, str]) -> dict[str, Any]:
 def as_dict(flat: Sequence[str]) -> dict[str, str]:
     """A flat [field, value, ...] reply (HGETALL inside Lua) as a dict."""
     return dict(zip(flat[::2], flat[1::2], strict=True))
+
+
+def scored(reply: Sequence[Any]) -> list[tuple[float, str]]:
+    """A sorted-set reply read WITHSCORES as (score, member) pairs, in its order.
+
+    The single-server client leaves a raw command's reply flat ([member, score, ...]);
+    the Cluster client pairs it up ([[member, score], ...]).
+    """
+    if reply and isinstance(reply[0], list | tuple):
+        return [(float(score), member) for member, score in reply]
+    return [(float(score), member) for member, score in zip(reply[::2], reply[1::2], strict=True)]

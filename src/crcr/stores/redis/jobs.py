@@ -54,8 +54,7 @@ class RedisJobs(RedisDeadlines):
     ) -> Transition:
         """The transition and the deadline change pipelined: one round trip, not two.
 
-        They cannot share a script (the deadlines set lives in another Cluster slot), so
-        the deadline change is sent whatever the outcome, in a form that is harmless when
+        The deadline change is sent whatever the outcome, in a form that is harmless when
         the transition does not apply: a tracked job's deadline only moves earlier
         (`ZADD LT`, so a duplicate keeps the first deadline), and an entry added for a
         job found in another state is taken back at once. One found in the new state is
@@ -64,7 +63,7 @@ class RedisJobs(RedisDeadlines):
         therefore tracks it again, and the sweeper visits it once more.)
         """
         args = _transition_args(allowed_from, new, ttl)
-        deadlines = self._keys.deadlines()
+        deadlines = self._keys.deadlines_of(job_key)
         track: list[Command] = (
             [("ZREM", deadlines, job_key)]
             if deadline is None
@@ -97,7 +96,7 @@ class RedisJobs(RedisDeadlines):
         args: list[str | int] = [expected_state, job_key, tracked, QUEUE_TTL_MS]
         if previous is not None:
             args += [ttl_ms, previous.state, *data_fields(previous.data)]
-        keys = [self._keys.job(job_key), self._keys.deadlines()]
+        keys = [self._keys.job(job_key), self._keys.deadlines_of(job_key)]
         return bool(await self._run(lua.RESTORE_JOB, keys, args))
 
     async def get_job(self, job_key: str) -> JobRecord | None:

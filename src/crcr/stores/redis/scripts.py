@@ -1,9 +1,10 @@
 """Lua scripts that make the Redis state store's compound operations atomic.
 
 Times come from the server's `TIME` (microseconds), never from the client, so that
-instances with skewed clocks agree on windows, leases and expiries. Every script but
-RESTORE_JOB touches only keys that share one hash tag, so it runs unchanged on Redis
-Cluster. Lua numbers are doubles: epoch microseconds (~1.7e15) are exact below 2**53.
+instances with skewed clocks agree on windows, leases and expiries. Every script
+touches only keys that share one hash tag, so it runs unchanged on Redis Cluster
+(tests/stores/redis/test_slots.py checks each). Lua numbers are doubles: epoch
+microseconds (~1.7e15) are exact below 2**53.
 """
 
 from __future__ import annotations
@@ -37,12 +38,13 @@ end
 return {ok and 1 or 0, current}
 """
 
-# KEYS[1] job hash, KEYS[2] deadlines zset. ARGV: expected state, job key (the zset
-# member), deadline ('' to untrack), deadlines ttl_ms, then either nothing (no record) or
-# ttl_ms, state and field/value pairs of data. Returns 1 if restored, 0 if the job moved on.
-# The one script whose keys lie in two Cluster slots (Cluster would refuse it, CROSSSLOT):
-# an undo must set the deadline in the same step, or a transition slipping in between
-# could have its deadline overwritten or its job untracked while in progress.
+# KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: expected
+# state, job key (the zset member), deadline ('' to untrack), deadlines ttl_ms, then
+# either nothing (no record) or ttl_ms, state and field/value pairs of data. Returns 1
+# if restored, 0 if the job moved on.
+# An undo must set the deadline in the same step, or a transition slipping in between
+# could have its deadline overwritten or its job untracked while in progress: hence the
+# job's record and its deadline entry share a Cluster slot (keys.JOB_BUCKETS).
 RESTORE_JOB = """
 if redis.call('HGET', KEYS[1], 'state') ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1])
@@ -56,6 +58,13 @@ else
   redis.call('ZADD', KEYS[2], ARGV[3], ARGV[2])
   redis.call('PEXPIRE', KEYS[2], ARGV[4])
 end
+return 1
+"""
+
+# KEYS[1] deadlines zset. ARGV: deadline, job key, ttl_ms.
+TRACK_DEADLINE = """
+redis.call('ZADD', KEYS[1], ARGV[1], ARGV[2])
+redis.call('PEXPIRE', KEYS[1], ARGV[3])
 return 1
 """
 

@@ -12,6 +12,7 @@ from crcr.stores.redis.lease_claims import RedisLeaseClaims
 from crcr.stores.redis.lock import RedisLock
 from crcr.stores.redis.queues import RedisQueues
 from crcr.stores.redis.rate_limit import RedisRateLimit
+from crcr.stores.redis.schema import RedisSchema
 
 
 class RedisStateStore(
@@ -25,6 +26,7 @@ class RedisStateStore(
     RedisLeaseClaims,
     RedisDemotions,
     RedisAudit,
+    RedisSchema,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.
 

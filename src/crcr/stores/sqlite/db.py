@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from crcr.stores.schema import SQLITE_STATE_SCHEMA, SchemaTooNew
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 from crcr.stores.state import StateStoreUnavailable
 
@@ -29,7 +30,7 @@ PURGE_INTERVAL_SECONDS = 60.0
 SYNCHRONOUS = "FULL"
 """SQLite's durability level for the state store (see `_connection`)."""
 
-SCHEMA = """
+SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS records (
     kind TEXT NOT NULL,
     key TEXT NOT NULL,
@@ -75,6 +76,19 @@ CREATE INDEX IF NOT EXISTS audit_by_bucket ON audit (bucket, at);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit (at);
 """
 
+UPGRADES = {1: SCHEMA_V1}
+"""The script that brings the file from version N - 1 to version N (`PRAGMA user_version`).
+
+Version 0 is a new file or one written before versions existed: the version 1 script
+creates only what is missing, so it serves both. A change of layout adds a step here
+and raises `SQLITE_STATE_SCHEMA`; a step runs in the same transaction as its stamp.
+"""
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The layout version stamped on the open file (0: new, or from before versions)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
 
 def _purge_expired(conn: sqlite3.Connection, now: float) -> None:
     conn.execute("DELETE FROM records WHERE expires_at <= ?", (now,))
@@ -116,9 +130,24 @@ class SqliteDatabase:
         return conn
 
     def _create_schema(self) -> None:
+        """Upgrade the file to this crcr's layout (creating it if new), or refuse a newer one.
+
+        Under the writers' lock, so that instances opening the file together take turns.
+        """
         conn = self._connection()
         conn.execute("PRAGMA journal_mode = WAL")
-        conn.executescript(SCHEMA)
+        with self._write_lock.held():
+            found = schema_version(conn)
+            if found > SQLITE_STATE_SCHEMA:
+                raise SchemaTooNew(f"SQLite state store {self.path}", found, SQLITE_STATE_SCHEMA)
+            for version in range(found + 1, SQLITE_STATE_SCHEMA + 1):
+                step = f"{UPGRADES[version]}\nPRAGMA user_version = {version};"
+                try:
+                    conn.executescript(f"BEGIN IMMEDIATE;\n{step}\nCOMMIT;")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
 
     def _transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         with self._write_lock.held():
