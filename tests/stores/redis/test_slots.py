@@ -42,6 +42,7 @@ async def _every_script(store: RedisStateStore) -> None:
     for queue in QUEUES:
         await store.enqueue(queue, "item", {"n": 1})
         leased = await store.lease(queue, lease_seconds=30)
+        await store.extend_lease(queue, "item", leased[0].lease_token, lease_seconds=30)
         await store.release(queue, "item", leased[0].lease_token, delay=0)
         await store.ack(queue, "item", (await store.lease(queue, lease_seconds=30))[0].lease_token)
         await store.queue_stats(queue)
@@ -56,6 +57,9 @@ async def _every_script(store: RedisStateStore) -> None:
         await store.job_summaries("sha", repo)
         await store.add_demotion(repo, {"since": "now"})
         await store.update_demotion(repo, {"pr": "url"})
+    for key in JOBS:
+        await store.claim_lease("oncall", key, "me", lease=30, ttl=60)
+        await store.settle_lease("oncall", key, "me", "comment-1", 60)
     await store.acquire_lock("sweeper", "me", 10)
     await store.release_lock("sweeper", "me")
 
