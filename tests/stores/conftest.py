@@ -32,5 +32,6 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
     url: str = request.getfixturevalue("redis_cluster_url" if cluster else "redis_url")
     prefix: str = request.getfixturevalue("cluster_namespace" if cluster else "redis_namespace")
     redis_store = RedisStateStore.from_url(url, prefix=prefix, cluster=cluster)
+    await redis_store.connect()  # as the factory does: node discovery before concurrency
     yield redis_store
     await redis_store.close()

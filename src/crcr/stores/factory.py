@@ -28,6 +28,7 @@ async def open_state_store(settings: Settings) -> StateStore:
             settings.redis_url, prefix=settings.redis_prefix, cluster=settings.redis_cluster
         )
         try:
+            await store.connect()
             await store.upgrade_schema()
         except StateStoreUnavailable as exc:
             log.warning("state store schema not checked (checked at the next start): %s", exc)

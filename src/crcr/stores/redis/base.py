@@ -165,6 +165,18 @@ class RedisStoreBase:
         return results
 
     # --- health and lifecycle -------------------------------------------------
+    async def connect(self) -> None:
+        """Discover a Cluster's nodes now, before callers run commands concurrently.
+
+        redis-py's Cluster client discovers them on first use, and commands racing that
+        discovery can be handed a connection it is closing (an AttributeError on the
+        connection's writer, not a RedisError). A single server needs nothing here.
+        """
+        with unavailable_on_error():
+            for client in (self._client, self._batch_client):
+                if isinstance(client, RedisCluster):
+                    await client.initialize()
+
     async def ping(self) -> None:
         with unavailable_on_error():
             await self._client.ping()
