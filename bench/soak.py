@@ -178,7 +178,7 @@ def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
             CRCR_GITHUB_API_URL="http://127.0.0.1:9",
             CRCR_RATE_LIMIT_PER_MIN="1000000",
         )
-        asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries, prefix))
+        asyncio.run(write_dispatch_records(args.redis_url, repos, args.deliveries, prefix=prefix))
         expires = int(time.time()) + 6 * 3600
         tokens = {
             repo: [
