@@ -14,19 +14,12 @@ from typing import Any
 
 import typer
 
+from crcr.secret_files import SECRET_SETTINGS
 from crcr.settings import Settings
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DEPLOY = REPOSITORY / "deploy"
 
-# SPEC §2: the settings that may also be given as `CRCR_<NAME>_FILE`.
-SECRET_SETTINGS = (
-    "webhook_secret",
-    "hud_token",
-    "github_app_private_key",
-    "redis_url",
-    "database_url",
-)
 
 
 def known_variables() -> frozenset[str]:
