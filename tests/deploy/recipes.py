@@ -21,7 +21,6 @@ REPOSITORY = Path(__file__).resolve().parents[2]
 DEPLOY = REPOSITORY / "deploy"
 
 
-
 def known_variables() -> frozenset[str]:
     """Every `CRCR_*` variable crcr reads, `_FILE` forms of secrets included."""
     plain = {f"CRCR_{name.upper()}" for name in Settings.model_fields}
