@@ -8,8 +8,10 @@ The generator speaks HTTP/1.1 over asyncio streams on keep-alive connections, on
 concurrent client: a full HTTP client library costs more CPU per request than the relay
 work being measured, and here both share the same two cores.
 
-Run by `bench.callbacks`: `python -m bench.callback_load PLAN.json`, then it prints
-`ready`, waits for a line on stdin, runs, and prints one JSON line of results.
+Run by `bench.callbacks`: `python -m bench.callback_load PLAN.json RESULT.json`, then it
+prints `ready`, waits for a line on stdin, runs, writes its results to RESULT.json and
+prints `done`. The results (every latency) run to megabytes in a long round: through
+the pipe, one such line came back cut in a soak, so they go through a file.
 """
 
 from __future__ import annotations
@@ -259,7 +261,8 @@ def main() -> None:
     print("ready", flush=True)
     sys.stdin.readline()
     result = uvloop.run(generator.run())
-    print(json.dumps(result), flush=True)
+    Path(sys.argv[2]).write_text(json.dumps(result))
+    print("done", flush=True)
 
 
 if __name__ == "__main__":

@@ -290,8 +290,9 @@ def run_load(
             },
             plan_file,
         )
+    result_path = Path(plan_file.name).with_suffix(".result.json")
     generator = subprocess.Popen(
-        [sys.executable, "-m", "bench.callback_load", plan_file.name],
+        [sys.executable, "-m", "bench.callback_load", plan_file.name, str(result_path)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -314,7 +315,9 @@ def run_load(
             py_spy(f"{args.py_spy}.w{len(pids)}.c{concurrency}.{pid}", pid, seconds)
             for pid in profiled
         ]
-        result: dict[str, Any] = json.loads(generator.stdout.readline())
+        if generator.stdout.readline().strip() != "done":
+            raise RuntimeError("load generator failed before writing its results")
+        result: dict[str, Any] = json.loads(result_path.read_text())
         for profiler in profilers:
             profiler.wait(timeout=60)
         after = (cpu_seconds(pids), redis_cpu_seconds(counters), machine_busy_seconds())
@@ -322,6 +325,7 @@ def run_load(
     finally:
         generator.wait(timeout=60)
         os.unlink(plan_file.name)
+        result_path.unlink(missing_ok=True)
     result["relay_cpu"], result["redis_cpu"], result["machine_cpu"] = (
         a - b for a, b in zip(after, before, strict=True)
     )

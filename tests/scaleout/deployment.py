@@ -93,6 +93,7 @@ class HudGate:
     shut: bool = False
     written: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
     abandoned: Counter[tuple[str, str, str, str]] = field(default_factory=Counter)
+    arrivals: dict[tuple[str, str, str, str], list[float]] = field(default_factory=dict)
     refused: int = 0
     _http: httpx.AsyncClient | None = None
 
@@ -100,6 +101,7 @@ class HudGate:
         return Starlette(routes=[Route("/api/crcr/results", self._results, methods=["POST"])])
 
     async def _results(self, request: Request) -> Response:
+        arrived = time.monotonic()
         body = await request.body()
         if self.shut:
             self.refused += 1
@@ -112,12 +114,19 @@ class HudGate:
             # A relay that gave up waiting (its CRCR_HUD_TIMEOUT) sends the body again
             # later: that write is at-least-once by nature, and counted apart.
             gone = await request.is_disconnected()
-            (self.abandoned if gone else self.written)[job_of(json.loads(body))] += 1
+            job = job_of(json.loads(body))
+            (self.abandoned if gone else self.written)[job] += 1
+            if not gone:
+                self.arrivals.setdefault(job, []).append(arrived)
         return Response(answer.content, answer.status_code, media_type="application/json")
 
     def completed(self) -> dict[tuple[str, str, str], int]:
         """How many times each job's completed body reached the HUD."""
         return {k[:3]: n for k, n in self.written.items() if k[3] == "completed"}
+
+    def completed_arrivals(self, job: tuple[str, str, str]) -> list[float]:
+        """When (monotonic) each write of `job`'s completed body reached the gate."""
+        return self.arrivals.get((*job, "completed"), [])
 
     async def aclose(self) -> None:
         if self._http is not None:
