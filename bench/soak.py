@@ -37,9 +37,9 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from sqlalchemy import create_engine, text
 from starlette.applications import Starlette
 from starlette.routing import Mount
+from tests.postgres_schema import private_schema
 
 from bench.callback_load import bench_repos, run_id
 from bench.callbacks import (
@@ -117,21 +117,6 @@ class Sampler:
 
 
 @contextmanager
-def postgres_schema(base_url: str) -> Iterator[str]:
-    """A schema of the soak's own; the results store URL that uses it."""
-    schema = f"crcr_soak_{uuid.uuid4().hex[:10]}"
-    engine = create_engine(base_url)
-    with engine.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{base_url}?options=-csearch_path%3D{schema}"
-    finally:
-        with engine.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        engine.dispose()
-
-
-@contextmanager
 def redis_prefix(url: str) -> Iterator[str]:
     """A key prefix of the soak's own, its keys deleted afterwards (never a FLUSHDB)."""
     prefix = f"crcr-soak-{uuid.uuid4().hex[:10]}:"
@@ -158,7 +143,7 @@ def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
         tempfile.TemporaryDirectory(prefix="crcr-soak-") as tmp,
         serve_in_thread(Starlette(routes=[Mount("/oidc", routes=issuer.routes())])) as base,
         redis_prefix(args.redis_url) as prefix,
-        postgres_schema(args.postgres_url) as database_url,
+        private_schema(args.postgres_url, "soak") as database_url,
     ):
         issuer.issuer = f"{base}/oidc"
         allowlist = Path(tmp) / "allowlist.yaml"

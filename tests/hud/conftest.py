@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine, create_engine, text
+from sqlalchemy import Engine
 from tests.hud.store_tools import clear
+from tests.postgres_schema import private_schema
 
 from crcr.hud.db import create_results_engine, migrate
-
-
-def _postgres_schema_url(base_url: str) -> Iterator[str]:
-    """A private schema per test session, so concurrent runs never share tables."""
-    schema = f"crcr_hud_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(base_url)
-    with admin.begin() as connection:
-        connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{base_url}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.begin() as connection:
-            connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
 
 
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
@@ -36,7 +22,8 @@ def store_url(
         directory: Path = tmp_path_factory.mktemp("hud")
         yield f"sqlite:///{directory / 'data' / 'hud.db'}"
     else:
-        yield from _postgres_schema_url(request.getfixturevalue("postgres_url"))
+        with private_schema(request.getfixturevalue("postgres_url"), "hud") as url:
+            yield url
 
 
 @pytest.fixture(scope="session")
