@@ -29,7 +29,7 @@ from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
 from bench.callbacks import DEFAULT_REDIS_URL, relay_world
 from crcr.app import create_app
 from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-from crcr.log_format import configure_json_logging
+from crcr.logging_setup import configure_logging
 from crcr.settings import load_settings
 
 Message = dict[str, Any]
@@ -126,7 +126,7 @@ def main() -> None:
     )
     args = parser.parse_args()
     if args.json_logs:
-        configure_json_logging()
+        configure_logging("info", "json")
     with relay_world(args) as world:
         os.environ.update(world.env)
         uvloop.run(drive(args, world.tokens))

@@ -112,7 +112,7 @@ def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
     assert child.stdout is not None and child.stdin is not None
     try:
         info = json.loads(child.stdout.readline())
-        pem_lines = []
+        pem_lines: list[str] = []
         while not pem_lines or "END" not in pem_lines[-1]:
             pem_lines.append(child.stdout.readline())
         yield info["url"], str(info["app_id"]), "".join(pem_lines)

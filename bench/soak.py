@@ -10,10 +10,10 @@ where the last stopped, so every callback is for a distinct job (in_progress, th
 completed). A sampler reads RSS and open fds of every relay process from /proc every
 10 s. The run ends at `--callbacks` callbacks or `--max-minutes`, whichever comes first.
 
-Verdict: every callback answered `200 accepted`, and RSS and fds after warm-up (the
-first `--warmup-fraction` of the samples) grow by less than 10 %: compared are the
-median of the first and of the last quarter of the samples after warm-up, so a single
-garbage-collection peak does not decide.
+Verdict: every callback answered `200 accepted`, the relay logged no ERROR, and RSS and
+fds after warm-up (the first `--warmup-fraction` of the samples) grow by less than 10 %:
+compared are the median of the first and of the last quarter of the samples after
+warm-up, so a single garbage-collection peak does not decide.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from typing import Any
 import redis
 from starlette.applications import Starlette
 from starlette.routing import Mount
+from tests.json_log import entries_at
 from tests.postgres_schema import private_schema
 
 from bench.callback_load import bench_repos, run_id
@@ -135,8 +136,11 @@ def redis_prefix(url: str) -> Iterator[str]:
 
 
 @contextmanager
-def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
-    """`crcr serve` on Redis (own prefix) and PostgreSQL (own schema), tokens minted."""
+def soak_relay(args: argparse.Namespace, errors: Counter[str]) -> Iterator[Relay]:
+    """`crcr serve` on Redis (own prefix) and PostgreSQL (own schema), tokens minted.
+
+    The relay's ERROR log entries are counted into `errors` (by message) once it stopped.
+    """
     repos = bench_repos(args.repos)
     issuer = SandboxIssuer("http://127.0.0.1:0/oidc")
     with (
@@ -184,11 +188,8 @@ def soak_relay(args: argparse.Namespace) -> Iterator[Relay]:
         finally:
             process.terminate()
             process.wait(timeout=60)
-            errors = Counter(
-                json.loads(line).get("message", "")[:120]
-                for line in log_path.read_text(errors="replace").splitlines()
-                if '"level": "error"' in line
-            )
+            logged = log_path.read_text(errors="replace")
+            errors.update(str(e.get("message", ""))[:120] for e in entries_at(logged, "error"))
             for message, count in errors.items():
                 print(f"relay log: {count} error lines: {message}", file=sys.stderr)
 
@@ -231,7 +232,8 @@ def main(argv: list[str] | None = None) -> None:
 
     statuses: dict[str, int] = {}
     failures: list[str] = []
-    with soak_relay(args) as relay:
+    errors: Counter[str] = Counter()
+    with soak_relay(args, errors) as relay:
         sampler = Sampler(relay)
         deadline = time.monotonic() + args.max_minutes * 60
         next_job, callbacks = 0, 0
@@ -253,6 +255,7 @@ def main(argv: list[str] | None = None) -> None:
         "rate": callbacks / elapsed,
         "statuses": statuses,
         "failures": failures,
+        "relay_error_lines": dict(errors),
         "workers": args.workers,
         **verdict(sampler.samples, args.warmup_fraction),
         "samples": [vars(s) for s in sampler.samples],
@@ -260,8 +263,13 @@ def main(argv: list[str] | None = None) -> None:
     print(json.dumps({k: v for k, v in summary.items() if k != "samples"}, indent=2))
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2))
-    ok = statuses.keys() <= {"200 accepted"} and all(
-        g is not None and g < GROWTH_LIMIT for g in (summary["rss_growth"], summary["fd_growth"])
+    ok = (
+        statuses.keys() <= {"200 accepted"}
+        and not errors
+        and all(
+            g is not None and g < GROWTH_LIMIT
+            for g in (summary["rss_growth"], summary["fd_growth"])
+        )
     )
     print("soak: " + ("flat, no error" if ok else "NOT flat or errors"))
     sys.exit(0 if ok else 1)
