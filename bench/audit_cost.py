@@ -1,6 +1,6 @@
 """The audit trail's own CPU per callback decision: its log line, its entry, its write.
 
-Run: `python -m bench.audit_cost [--decisions 20000] [--redis-url redis://127.0.0.1:6379/0]`.
+Run: `python -m bench.audit_cost [--decisions 5000] [--redis-url redis://127.0.0.1:6379/0]`.
 
 What the callback path pays (`AuditTrail.callback_decided`: the entry built, one JSON
 log line formatted as `crcr serve` does, written to /dev/null, the entry buffered), and
@@ -24,7 +24,7 @@ from pathlib import Path
 from bench.revocation import forget
 from crcr.log_format import JsonFormatter
 from crcr.relay.audit.entries import CallbackFacts
-from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.audit.trail import CAPACITY, AuditTrail
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
@@ -103,7 +103,12 @@ async def main(decisions: int, redis_url: str) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--decisions", type=int, default=20_000)
+    parser.add_argument("--decisions", type=int, default=5_000)
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/0")
     arguments = parser.parse_args()
+    if arguments.decisions > CAPACITY // 2:
+        # Both callback-path loops fill the one buffer: past its capacity the entries are
+        # dropped (a WARNING line each), and the figures would be the drop path's.
+        limit = CAPACITY // 2
+        parser.error(f"--decisions: at most {limit:,} (the audit buffer holds {CAPACITY:,})")
     asyncio.run(main(arguments.decisions, arguments.redis_url))
