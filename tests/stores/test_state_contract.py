@@ -666,3 +666,22 @@ async def test_a_demotion_takes_its_pull_request_and_ends_when_removed(store: St
     assert await store.remove_demotion("org/a") is False
     assert await store.demotions() == {"org/b": record}
     assert await store.demotions() == {"org/b": record}
+
+
+async def test_waking_retries_readies_items_in_backoff_but_not_leased_or_fresh_ones(
+    store: StateStore,
+) -> None:
+    await store.enqueue("hud", "failed", {"n": 1})
+    await store.enqueue("hud", "held", {"n": 2})
+    await store.enqueue("hud", "scheduled", {"n": 3}, delay=60)  # delayed on purpose
+    failed, held = await store.lease("hud", lease_seconds=30, limit=2)
+    assert await store.release("hud", failed.item_id, failed.lease_token, delay=60)
+    assert await store.lease("hud", lease_seconds=30) == []
+
+    assert await store.wake_retries("hud") == 1
+    (woken,) = await store.lease("hud", lease_seconds=30)
+    assert (woken.item_id, woken.attempts) == ("failed", 1)
+    assert await store.lease("hud", lease_seconds=30) == []  # held still leased, scheduled waits
+    assert await store.extend_lease("hud", held.item_id, held.lease_token, lease_seconds=30)
+    assert await store.wake_retries("hud") == 0
+    assert await store.wake_retries("empty-queue") == 0

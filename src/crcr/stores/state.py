@@ -225,6 +225,15 @@ class StateStore(Protocol):
         short: an item whose worker died is handed out again within one lease.
         """
 
+    async def wake_retries(self, queue: str) -> int:
+        """Make every retried item waiting out its backoff ready now; how many there were.
+
+        For a queue whose far end has just come back: an item that failed during the
+        outage would otherwise wait out its own backoff (up to a minute) after everything
+        else was sent. Leased items, and fresh items enqueued with a delay on purpose
+        (never attempted), keep their time.
+        """
+
     async def queue_stats(self, queue: str) -> QueueStats:
         """Depth (ready, delayed and leased items) and the age of the oldest item."""
 

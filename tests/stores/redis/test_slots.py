@@ -44,6 +44,7 @@ async def _every_script(store: RedisStateStore) -> None:
         leased = await store.lease(queue, lease_seconds=30)
         await store.extend_lease(queue, "item", leased[0].lease_token, lease_seconds=30)
         await store.release(queue, "item", leased[0].lease_token, delay=0)
+        await store.wake_retries(queue)
         await store.ack(queue, "item", (await store.lease(queue, lease_seconds=30))[0].lease_token)
         await store.queue_stats(queue)
     for repo in REPOS:

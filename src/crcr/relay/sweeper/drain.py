@@ -53,10 +53,15 @@ class Backoff:
 
 @dataclass
 class _Rest:
-    """A queue whose far end looked down at its last probe: when to probe again."""
+    """A queue whose far end looked down at its last probe: when to probe again.
+
+    `probe_failed`: the rest began with a failed probe (the far end was down), not with
+    one item failing among others sent.
+    """
 
     until: float
     failures: int
+    probe_failed: bool
 
 
 @dataclass
@@ -78,6 +83,7 @@ class QueueDrainer:
     parallel: Mapping[str, int] = field(default_factory=dict)
     clock: Callable[[], float] = time.monotonic
     _resting: dict[str, _Rest] = field(default_factory=dict)
+    _drained: set[str] = field(default_factory=set)  # queues this process has drained
 
     def resting(self, queue: str) -> bool:
         """Whether `queue`'s far end looked down and its next probe is not due yet."""
@@ -97,6 +103,11 @@ class QueueDrainer:
         """
         if self.resting(queue):
             return
+        if queue not in self._drained:
+            # A process that starts (a restart after a crash) may find items that failed
+            # during an outage still in backoff: they are probed like the rest.
+            self._drained.add(queue)
+            await self.store.wake_retries(queue)
         while True:
             probe = await limit.allows_more() and await self._lease_one(queue)
             if not probe:
@@ -104,12 +115,19 @@ class QueueDrainer:
             result = await self._handle(queue, handler, probe)
             report.count(queue, result)
             if result is HandlerResult.RETRY:
-                self._rest(queue, report)
+                self._rest(queue, report, probe_failed=True)
                 return
             if result is not HandlerResult.SKIPPED:
                 break
-        if self._resting.pop(queue, None) is not None:
+        rest = self._resting.pop(queue, None)
+        if rest is not None:
             log.info("%s queue: its far end answers again; sending what waited", queue)
+            if rest.probe_failed:
+                # The far end was down: what failed meanwhile goes now, not after its own
+                # backoff (up to `Backoff.cap`) — every result within seconds of recovery.
+                # An item failing alone among others sent (a body the far end refuses)
+                # keeps its backoff.
+                await self.store.wake_retries(queue)
         await self._drain_parallel(queue, handler, report, limit)
 
     async def _drain_parallel(
@@ -137,17 +155,19 @@ class QueueDrainer:
                     break
                 sending.create_task(settle(item))
         if failed.is_set():
-            self._rest(queue, report)
+            self._rest(queue, report, probe_failed=False)
 
     async def _lease_one(self, queue: str) -> LeasedItem | None:
         items = await self.store.lease(queue, lease_seconds=self.lease_seconds, limit=1)
         return items[0] if items else None
 
-    def _rest(self, queue: str, report: SweepReport) -> None:
+    def _rest(self, queue: str, report: SweepReport, *, probe_failed: bool) -> None:
         """Leave `queue` alone for a while: its far end looks down."""
-        failures = self._resting[queue].failures + 1 if queue in self._resting else 1
+        before = self._resting.get(queue)
+        failures = before.failures + 1 if before is not None else 1
         rest = min(PROBE_REST_CAP, self.backoff.delay(failures - 1))
-        self._resting[queue] = _Rest(self.clock() + rest, failures)
+        down = probe_failed or (before is not None and before.probe_failed)
+        self._resting[queue] = _Rest(self.clock() + rest, failures, down)
         report.resting.append(queue)
 
     async def _keep_leased(self, queue: str, item: LeasedItem) -> None:

@@ -72,6 +72,9 @@ class RedisQueues(RedisStoreBase):
         ]
         return bool(await self._run(lua.RELEASE, self._queue_keys(queue), args))
 
+    async def wake_retries(self, queue: str) -> int:
+        return int(await self._run(lua.WAKE_RETRIES, self._queue_keys(queue), []))
+
     async def queue_stats(self, queue: str) -> QueueStats:
         keys = [self._keys.queue(queue, "items"), self._keys.queue(queue, "enqueued")]
         depth, oldest_us, now_us = await self._run(lua.QUEUE_STATS, keys, [])

@@ -188,6 +188,24 @@ redis.call('ZADD', KEYS[4], now + tonumber(ARGV[3]), ARGV[1])
     + "return 1"
 )
 
+# No ARGV. Items waiting in `ready` past now, not leased and attempted before, become
+# ready now. Returns how many.
+WAKE_RETRIES = (
+    _NOW
+    + """
+local woken = 0
+local after = '(' .. string.format('%d', now)
+for _, id in ipairs(redis.call('ZRANGEBYSCORE', KEYS[4], after, '+inf')) do
+  local attempts = tonumber(redis.call('HGET', KEYS[2], id) or 0)
+  if attempts > 0 and redis.call('HEXISTS', KEYS[3], id) == 0 then
+    redis.call('ZADD', KEYS[4], now, id)
+    woken = woken + 1
+  end
+end
+return woken
+"""
+)
+
 # KEYS: items, enqueued. Returns {depth, oldest enqueued µs or nil, now µs}.
 QUEUE_STATS = (
     _NOW

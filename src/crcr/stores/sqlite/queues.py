@@ -95,6 +95,17 @@ class SqliteQueues(SqliteStoreBase):
 
         return await self._db.write(give_back)
 
+    async def wake_retries(self, queue: str) -> int:
+        def wake(conn: sqlite3.Connection, now: float) -> int:
+            cursor = conn.execute(
+                "UPDATE queue_items SET ready_at = ? WHERE queue = ? AND lease_token IS NULL"
+                " AND attempts > 0 AND ready_at > ?",
+                (now, queue, now),
+            )
+            return cursor.rowcount
+
+        return await self._db.write(wake)
+
     async def queue_stats(self, queue: str) -> QueueStats:
         def stats(conn: sqlite3.Connection, now: float) -> QueueStats:
             depth, oldest = conn.execute(
