@@ -52,9 +52,9 @@ class Sweeper:
     `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
     as the callback's `on_accepted` hooks would have. `extra_steps` run after the
     queues, as the leader, each on its own (a failing one is logged): the levels'
-    refresh is one. Queue items are leased for two minutes: a pass starts none later
-    than half a lease after it began (`PassLimit`), and one item (a dispatch through
-    GitHub's retries) can take most of a minute.
+    refresh is one. Queue items are leased for `ITEM_LEASE` and the lease is renewed
+    while their handler runs, so one item (a dispatch through GitHub's retries) may take
+    most of a minute while a dead sweeper's item waits seconds.
     """
 
     def __init__(
