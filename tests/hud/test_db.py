@@ -14,7 +14,7 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
-from tests.hud.conftest import _postgres_schema_url
+from tests.postgres_schema import private_schema
 
 from crcr.hud.db import create_results_engine, migrate, normalise_url
 from crcr.hud.models import Base
@@ -89,7 +89,8 @@ def empty_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'hud.db'}"
     else:
-        yield from _postgres_schema_url(request.getfixturevalue("postgres_url"))
+        with private_schema(request.getfixturevalue("postgres_url"), "hud") as url:
+            yield url
 
 
 def _alembic_config() -> Config:
