@@ -36,10 +36,12 @@ __all__ = ["BUSY_INTERVAL", "LOCK_NAME", "BackgroundSweeper", "Sweeper"]
 log = logging.getLogger(__name__)
 
 HUD_PARALLEL = 16  # queued HUD bodies sent at once after an outage (order does not matter)
-ITEM_LEASE = 10.0
-"""Seconds a queue item is leased for, renewed while its handler runs (one dispatch
-through GitHub's retries can take most of a minute): what an item held by a sweeper
-that died waits before another hands it out."""
+ITEM_LEASE = 6.0
+"""Seconds a queue item is leased for, renewed every third of it while its handler runs
+(one dispatch through GitHub's retries can take most of a minute): what an item held by
+a sweeper that died waits before another hands it out. With `BUSY_INTERVAL`, it bounds
+how long a result waits after a crash (goal: on the HUD ≤ 10 s after it is reachable);
+it matches the leader lock's 6 s, renewed as often."""
 BUSY_INTERVAL = 2.0
 """Seconds between passes while items wait in a queue (the queues' own backoff and
 probe rests keep that from hammering a far end that is down): a recovered HUD or GitHub
