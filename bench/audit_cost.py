@@ -89,7 +89,7 @@ async def main(decisions: int, redis_url: str) -> None:
     crcr_log.setLevel(logging.INFO)
     trail._pending.clear()  # nothing of this part is to be written
 
-    for batch in (16, 128):
+    for batch in (16, 128, 500):
         with tempfile.TemporaryDirectory() as tmp:
             sqlite = await SqliteStateStore.open(Path(tmp) / "state.db")
             await measure(sqlite, f"SQLite, batches of {batch}", decisions, batch)
