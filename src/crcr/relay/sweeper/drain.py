@@ -106,8 +106,8 @@ class QueueDrainer:
         if queue not in self._drained:
             # A process that starts (a restart after a crash) may find items that failed
             # during an outage still in backoff: they are probed like the rest.
-            self._drained.add(queue)
             await self.store.wake_retries(queue)
+            self._drained.add(queue)  # once it worked: a store down now is asked next pass
         while True:
             probe = await limit.allows_more() and await self._lease_one(queue)
             if not probe:
