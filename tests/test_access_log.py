@@ -9,7 +9,7 @@ import pytest
 from starlette.responses import PlainTextResponse
 from starlette.types import Receive, Scope, Send
 
-from crcr.access_log import AccessLog
+from crcr.access_log import AccessLog, carry_on_request_line
 from crcr.app import RelayApp
 from crcr.logging_setup import ACCESS_LOGGER
 
@@ -79,3 +79,40 @@ async def test_the_relay_app_logs_its_express_routes_too(caplog: pytest.LogCaptu
     assert [(r.method, r.path, r.status) for r in caplog.records if r.name == ACCESS_LOGGER] == [
         ("POST", "/hot", 418)
     ]
+
+
+async def test_a_handler_can_put_its_decision_on_the_request_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    carried: list[bool] = []
+
+    async def refusing(scope: Scope, receive: Receive, send: Send) -> None:
+        carried.append(carry_on_request_line(logging.WARNING, "callback refused", {"why": "no"}))
+        await teapot(scope, receive, send)
+
+    caplog.set_level(logging.INFO, logger=ACCESS_LOGGER)
+    await get(AccessLog(refusing), "/github/callback")
+
+    (record,) = [r for r in caplog.records if r.name == ACCESS_LOGGER]
+    assert carried == [True]
+    assert record.levelno == logging.WARNING
+    assert record.getMessage().startswith("GET /github/callback 418 ")
+    assert record.getMessage().endswith(" ms callback refused")
+    assert record.__dict__["why"] == "no" and record.__dict__["status"] == 418
+
+
+async def test_without_an_access_line_the_handler_is_told_to_log_its_own(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    carried: list[bool] = []
+
+    async def deciding(scope: Scope, receive: Receive, send: Send) -> None:
+        carried.append(carry_on_request_line(logging.INFO, "callback accepted", {}))
+        await teapot(scope, receive, send)
+
+    caplog.set_level(logging.WARNING, logger=ACCESS_LOGGER)  # the access log switched off
+    await get(AccessLog(deciding), "/github/callback")
+
+    assert carried == [False]
+    assert carry_on_request_line(logging.INFO, "outside any request", {}) is False
+    assert not [r for r in caplog.records if r.name == ACCESS_LOGGER]

@@ -2,8 +2,12 @@
 
 import json
 import logging
+from datetime import UTC, datetime
 
-from crcr.log_format import JsonFormatter
+from hypothesis import given
+from hypothesis import strategies as st
+
+from crcr.log_format import JsonFormatter, timestamp
 
 
 def record(**extra: object) -> logging.LogRecord:
@@ -31,3 +35,9 @@ def test_fields_named_like_secrets_are_masked() -> None:
     assert "ghs_abc" not in line
     assert "s3" not in line
     assert json.loads(line)["installation_token"] == "**********"
+
+
+@given(st.floats(min_value=0, max_value=4_102_444_800, allow_nan=False))
+def test_the_time_is_written_as_isoformat_writes_it_to_the_millisecond(created: float) -> None:
+    expected = datetime.fromtimestamp(created, UTC).isoformat(timespec="milliseconds")
+    assert timestamp(created) == expected

@@ -50,6 +50,24 @@ def context_fields(record: logging.LogRecord) -> dict[str, Any]:
     return fields
 
 
+@functools.lru_cache(maxsize=4)
+def _second(seconds: int) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def timestamp(created: float) -> str:
+    """ISO 8601 in UTC to the millisecond, as `isoformat(timespec="milliseconds")` writes.
+
+    Its seconds are formatted once per second, not once per line: a `datetime` and its
+    `isoformat` were ~1.5 µs of a ~17 µs line, and the callback path writes one per call.
+    """
+    seconds = int(created)
+    micro = round((created - seconds) * 1_000_000)  # as `datetime` rounds, then truncates
+    if micro == 1_000_000:
+        seconds, micro = seconds + 1, 0
+    return f"{_second(seconds)}.{micro // 1000:03d}+00:00"
+
+
 def _json_line(entry: dict[str, Any]) -> str:
     if orjson is not None:
         try:
@@ -64,7 +82,7 @@ class JsonFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "time": timestamp(record.created),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
@@ -79,7 +97,7 @@ class TextFormatter(logging.Formatter):
     """One readable line for a terminal: time, level, logger, message, then `key=value`s."""
 
     def format(self, record: logging.LogRecord) -> str:
-        time = datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds")
+        time = timestamp(record.created)
         line = f"{time} {record.levelname:<7} {record.name}: {record.getMessage()}"
         fields = context_fields(record)
         if fields:

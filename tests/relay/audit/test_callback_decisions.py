@@ -6,12 +6,17 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
+from fastapi import FastAPI
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L1_REPO, L2_REPO, Relay, callback_body
 
+from crcr.access_log import AccessLog
+from crcr.logging_setup import ACCESS_LOGGER
 from crcr.relay.audit.entries import IGNORED_REASON, UNAUTHENTICATED
 from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.callback.endpoint import callback_router
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 
 opener, signing_key, issuer, relay = (
@@ -77,6 +82,31 @@ async def test_a_repo_below_l2_is_kept_as_refused_with_the_spec_status(
     assert entry["reason"] == IGNORED_REASON
     (line,) = [r for r in caplog.records if r.name == "crcr.relay.audit.trail"]
     assert line.levelname == "WARNING" and line.__dict__["reason"] == IGNORED_REASON
+
+
+async def test_with_the_access_log_on_a_decision_rides_on_its_request_line(
+    audited: Relay, caplog: pytest.LogCaptureFixture
+) -> None:
+    app = FastAPI()
+    app.include_router(callback_router(audited.deps))
+    transport = httpx.ASGITransport(app=AccessLog(app))
+    await audited.dispatch("d-carried")
+    caplog.set_level(logging.INFO, logger="crcr")
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://relay") as client:
+        audited.client = client
+        assert (await audited.post(callback_body("d-carried"))).status_code == 200
+        assert (await audited.post(callback_body("d-never-dispatched"))).status_code == 400
+
+    assert not [r for r in caplog.records if r.name == "crcr.relay.audit.trail"]
+    accepted, refused = [r for r in caplog.records if r.name == ACCESS_LOGGER]
+    assert accepted.levelname == "INFO" and refused.levelname == "WARNING"
+    assert accepted.getMessage().endswith(" ms callback accepted")
+    assert refused.getMessage().endswith(" ms callback refused")
+    assert accepted.__dict__["delivery_id"] == "d-carried"
+    assert accepted.__dict__["decision"] == "accepted"
+    assert refused.__dict__["status"] == 400 and "dispatch" in refused.__dict__["reason"]
+    assert isinstance(refused.__dict__["duration_ms"], float)
 
 
 async def test_a_refusal_keeps_its_status_and_reason(audited: Relay) -> None:

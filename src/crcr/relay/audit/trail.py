@@ -6,8 +6,9 @@ one round trip (Redis) or transaction (SQLite) per batch, shared by every instan
 store outage is ridden out by retrying the batch; should the buffer fill meanwhile, or
 the process stop before it drained, each entry not stored is said in a WARNING log line
 with its fields (and counted in `crcr_audit_dropped_total`): never lost silently. Every
-decision also has its own log line (INFO accepted or duplicate, WARNING refused)
-carrying the same fields.
+decision is also said in one log line (INFO accepted or duplicate, WARNING refused)
+carrying the same fields: its request's access log line when the access log is on (one
+line per callback, not two), a line of its own otherwise.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 
 from prometheus_client import Counter
 
+from crcr.access_log import carry_on_request_line
 from crcr.relay.audit.entries import ACCEPTED, DUPLICATE, CallbackFacts, callback_entry
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
@@ -81,8 +83,10 @@ class AuditTrail:
         entry = callback_entry(facts, status_code, body, authorization)
         decision = entry["decision"]
         level = logging.INFO if decision in (ACCEPTED, DUPLICATE) else logging.WARNING
-        if log.isEnabledFor(level):
-            log.log(level, "callback %s", decision, extra=_log_fields(entry))
+        words = f"callback {decision}"
+        fields = _log_fields(entry)
+        if not carry_on_request_line(level, words, fields) and log.isEnabledFor(level):
+            log.log(level, words, extra=fields)
         self.record(entry)
 
     def record(self, entry: dict[str, Any]) -> None:
