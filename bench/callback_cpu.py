@@ -129,8 +129,9 @@ async def alternate(
     difference has a standard deviation of ~170 µs at 132 callbacks a block), so it
     takes many small ones: 150 pairs put the standard error near 1 %, and an A-A run
     (both sides without the audit) measured +0.2 ± 1.2 %. An audited block ends when
-    its entries are stored, in batches of about a block, as the writer's 0.1 s linger
-    gathers them at ~1,000 callbacks/s. A first block warms up (first calls, caches,
+    its entries are stored: one batch of a block's entries, smaller than the ~300
+    (SQLite) to 500 (Redis) that the writer's 1 s linger gathers under load, so the
+    share shown errs high. A first block warms up (first calls, caches,
     Redis's scripts) and is not counted.
     """
     pairs = blocks // 2

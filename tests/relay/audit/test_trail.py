@@ -48,6 +48,22 @@ async def test_recorded_entries_reach_the_store_in_batches(store: StateStore) ->
     await trail.aclose()
 
 
+async def test_entries_linger_for_a_batch_but_flush_and_close_write_them_at_once(
+    store: StateStore,
+) -> None:
+    trail = AuditTrail(store, keep_days=30, keep_per_repo=1000, linger=3600)
+    trail.record(dispatch_entry("org/r", "d-flushed", "sent", None))
+    await asyncio.sleep(0)  # the writer starts, and lingers
+
+    await asyncio.wait_for(trail.flush(), timeout=60)  # a bound, far below the linger
+    assert [e["delivery_id"] for e in await store.audit_entries("org/r")] == ["d-flushed"]
+
+    trail.record(dispatch_entry("org/r", "d-closed", "sent", None))
+    await asyncio.sleep(0)
+    await asyncio.wait_for(trail.aclose(), timeout=60)
+    assert len(await store.audit_entries("org/r")) == 2
+
+
 async def test_the_settings_bound_what_is_kept(store: StateStore) -> None:
     trail = AuditTrail(store, keep_days=1, keep_per_repo=3)
     old: dict[str, Any] = {**dispatch_entry("org/r", "old", "sent", None), "at": time.time() - 2e5}
