@@ -93,6 +93,7 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
         callback, trail = app.state.runtime.callback, app.state.runtime.audit
 
         async def cpu_per_callback(block: list[tuple[str, bytes]], audited: bool) -> float:
+            audited = audited and not args.alternate_control
             callback.audit = trail if audited else None
             pending = iter(range(0, len(block), 2))
 
@@ -109,6 +110,8 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
             return 1e6 * (time.process_time() - started) / len(block)
 
         if args.alternate_audit:
+            if args.alternate_control:
+                print("A-A control, no audit on either side:", end=" ")
             await alternate(args.alternate_audit, requests, cpu_per_callback)
         else:
             cpu = await cpu_per_callback(requests, audited=not args.no_audit)
@@ -176,6 +179,11 @@ def main() -> None:
         metavar="BLOCKS",
         default=0,
         help="split the callbacks into BLOCKS blocks, with and without the audit in turns",
+    )
+    parser.add_argument(
+        "--alternate-control",
+        action="store_true",
+        help="with --alternate-audit: both sides without the audit (shows the method's bias)",
     )
     parser.add_argument(
         "--json-logs", action="store_true", help="log as `crcr serve` does (JSON at INFO)"
