@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
@@ -49,6 +50,24 @@ async def test_redis_cluster_true_opens_a_cluster_client_from_any_node(
         assert len(store._client.get_primaries()) == 3
     finally:
         await store.close()
+
+
+async def test_a_relay_starts_while_redis_is_down_and_says_so(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, logger="crcr.stores.factory")
+    unreachable = "redis://127.0.0.1:1/0"  # port 1: nothing listens there
+
+    store = await open_state_store(Settings(redis_url=unreachable))
+    try:
+        with pytest.raises(StateStoreUnavailable):
+            await store.ping()
+    finally:
+        await store.close()
+
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "crcr.stores.factory"]
+    assert line.startswith("state store unreachable at start-up; serving anyway")
+    assert "schema is checked at the next start" in line
 
 
 async def test_redis_cluster_without_a_url_is_refused_naming_both_settings() -> None:

@@ -31,7 +31,11 @@ async def open_state_store(settings: Settings) -> StateStore:
             await store.connect()
             await store.upgrade_schema()
         except StateStoreUnavailable as exc:
-            log.warning("state store schema not checked (checked at the next start): %s", exc)
+            log.warning(
+                "state store unreachable at start-up; serving anyway (/readyz says so), its "
+                "schema is checked at the next start: %s",
+                exc,
+            )
         except BaseException:
             await store.close()
             raise
