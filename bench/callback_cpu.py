@@ -130,12 +130,12 @@ async def alternate(
     own state), more than the share to be shown; blocks in one process, paired A-B then
     B-A so a drift weighs on both sides alike. Blocks still spread by ~15 % (a pair's
     difference has a standard deviation of ~170 µs at 132 callbacks a block), so it
-    takes many small ones: 150 pairs put the standard error near 1 %, and an A-A run
-    (both sides without the audit) measured +0.2 ± 1.2 %. An audited block ends when
+    takes many small ones: 150 pairs put the standard error near 1 %, and two A-A runs
+    (`--alternate-control`) measured +0.2 and -0.2 ± 1.2 %. An audited block ends when
     its entries are stored: one batch of a block's entries, smaller than the ~300
     (SQLite) to 500 (Redis) that the writer's 1 s linger gathers under load, so the
-    share shown errs high. A first block warms up (first calls, caches,
-    Redis's scripts) and is not counted.
+    share shown errs high. A first block warms up (first calls, caches, Redis's
+    scripts) and is not counted.
     """
     pairs = blocks // 2
     size = len(requests) // (2 * pairs + 1) // 2 * 2  # whole jobs: in_progress, completed
