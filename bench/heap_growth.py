@@ -1,0 +1,120 @@
+"""What the Python heap keeps per callback: tracemalloc over phases of callbacks in process.
+
+Run: `python -m bench.heap_growth [--phases 11] [--per-phase 4000] [--base 3]
+[--state sqlite]`.
+
+The soak's RSS creeps by ~8 bytes per callback without levelling off. This drives the
+relay app as `bench.callback_cpu` does (Redis or SQLite state, the in-process SQLite HUD)
+in phases, each with bodies made for it and dropped after, so that nothing the bench
+holds grows with the run. After each phase it collects garbage and takes a tracemalloc
+snapshot (tracing starts after the first phase: imports and first calls are not the
+question). It prints the traced heap per phase, then the net growth from phase `--base`
+(caches fill in the first few) to the last, and the tracebacks that grew most.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import os
+import tracemalloc
+from typing import Any
+
+import uvloop
+
+from bench.callback_cpu import post
+from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
+from bench.callbacks import DEFAULT_REDIS_URL, relay_world
+from crcr.app import create_app
+from crcr.gc_tuning import freeze_what_exists, tune_for_serving
+from crcr.logging_setup import configure_logging
+from crcr.settings import load_settings
+
+
+async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
+    repos = bench_repos(args.repos)
+
+    def phase_requests(first_job: int) -> list[tuple[str, bytes]]:
+        return [
+            (tokens[work.repo][int(work.run_id) - FIRST_RUN_ID], callback_body(work, status))
+            for n in range(first_job, first_job + args.per_phase // 2)
+            for work in [job(n, repos, args.deliveries, args.tokens_per_repo)]
+            for status in ("in_progress", "completed")
+        ]
+
+    app: Any = create_app(load_settings(), background=False, started=freeze_what_exists)
+    tune_for_serving()
+    snapshots: list[tracemalloc.Snapshot] = []
+    async with app.router.lifespan_context(app):
+        for phase in range(args.phases):
+            # The phase's bodies are made for it and gone once it returns.
+            await send_all(app, phase_requests(phase * args.per_phase // 2), args.concurrency)
+            if app.state.runtime.audit is not None:
+                await app.state.runtime.audit.flush()
+            gc.collect()
+            if phase == 0:
+                tracemalloc.start(args.frames)
+                continue
+            snapshots.append(tracemalloc.take_snapshot())
+            traced = tracemalloc.get_traced_memory()[0]
+            print(f"after phase {phase}: {traced / 1e6:.2f} MB traced", flush=True)
+    report(snapshots[args.base - 1 :], args.per_phase)
+
+
+async def send_all(app: Any, requests: list[tuple[str, bytes]], concurrency: int) -> None:
+    """Each job's two callbacks in turn, by `concurrency` clients; any refusal stops the run."""
+    pending = iter(range(0, len(requests), 2))
+
+    async def client() -> None:
+        for first in pending:
+            for token, body in requests[first : first + 2]:
+                status, answer = await post(app, token, body)
+                if status != 200:
+                    raise SystemExit(f"callback answered {status}: {answer[:200]!r}")
+
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+
+
+def report(snapshots: list[tracemalloc.Snapshot], per_phase: int) -> None:
+    """The net growth from the first snapshot to the last, and what grew most."""
+    callbacks = per_phase * (len(snapshots) - 1)
+    # The bench's own memory (its cache of dispatch payloads) is not the relay's.
+    not_bench = [tracemalloc.Filter(False, f"{os.path.dirname(__file__)}/*", all_frames=True)]
+    first, last = (snapshot.filter_traces(not_bench) for snapshot in (snapshots[0], snapshots[-1]))
+    growth = last.compare_to(first, "traceback")
+    net = sum(stat.size_diff for stat in growth)
+    per_callback = net / callbacks
+    print(f"\nthe relay's net growth over {callbacks:,} callbacks: {net:+,} B", end=" ")
+    print(f"({per_callback:+.2f} B per callback)")
+    for stat in growth[:6]:
+        print(f"{stat.size_diff:+,} B in {stat.count_diff:+} objects, from:")
+        for line in stat.traceback.format()[-6:]:
+            print("   ", line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phases", type=int, default=11)
+    parser.add_argument("--per-phase", type=int, default=4000, help="callbacks per phase")
+    parser.add_argument("--base", type=int, default=3, help="the phase growth is counted from")
+    parser.add_argument("--frames", type=int, default=8, help="traceback depth kept")
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--repos", type=int, default=50)
+    parser.add_argument("--deliveries", type=int, default=200)
+    parser.add_argument("--tokens-per-repo", type=int, default=10)
+    parser.add_argument("--rate-limit", type=int, default=1_000_000)
+    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
+    parser.add_argument("--state", choices=("redis", "sqlite"), default="redis")
+    parser.add_argument("--relay-env", action="append", default=[], help="KEY=VALUE")
+    args = parser.parse_args()
+    if not 1 <= args.base < args.phases - 1:
+        parser.error("--base: a phase after the first and before the last")
+    configure_logging("warning", "json")
+    with relay_world(args) as world:
+        os.environ.update(world.env)
+        uvloop.run(drive(args, world.tokens))
+
+
+if __name__ == "__main__":
+    main()
