@@ -23,7 +23,7 @@ import os
 import statistics
 import time
 from collections import Counter
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import uvloop
@@ -78,33 +78,49 @@ async def post(app: Any, token: str, body: bytes) -> tuple[int, bytes]:
     return status, b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
 
 
-async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
+Requests = list[tuple[str, bytes]]
+"""(token, body) per callback: each job's `in_progress`, then its `completed`."""
+
+
+def callback_requests(
+    args: argparse.Namespace, tokens: dict[str, list[str]], first_job: int, jobs: int
+) -> Requests:
+    """The two callbacks of each of `jobs` distinct jobs, made before any clock starts."""
     repos = bench_repos(args.repos)
-    requests = [
+    return [
         (tokens[work.repo][int(work.run_id) - FIRST_RUN_ID], callback_body(work, status))
-        for n in range(args.callbacks // 2)
+        for n in range(first_job, first_job + jobs)
         for work in [job(n, repos, args.deliveries, args.tokens_per_repo)]
         for status in ("in_progress", "completed")
     ]
+
+
+async def send_all(app: Any, requests: Requests, concurrency: int, answers: Counter[str]) -> None:
+    """Each job's two callbacks in turn, by `concurrency` clients; answers counted."""
+    pending = iter(range(0, len(requests), 2))
+
+    async def client() -> None:
+        for first in pending:
+            for token, body in requests[first : first + 2]:
+                status, answer = await post(app, token, body)
+                answers[f"{status} {answer[:40]!r}"] += 1
+
+    await asyncio.gather(*(client() for _ in range(concurrency)))
+
+
+async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
+    requests = callback_requests(args, tokens, 0, args.callbacks // 2)
     app = create_app(load_settings(), background=False, started=freeze_what_exists)
     tune_for_serving()
     answers: Counter[str] = Counter()
     async with app.router.lifespan_context(app):  # startup and shutdown, as uvicorn runs them
         callback, trail = app.state.runtime.callback, app.state.runtime.audit
 
-        async def cpu_per_callback(block: list[tuple[str, bytes]], audited: bool) -> float:
+        async def cpu_per_callback(block: Requests, audited: bool) -> float:
             audited = audited and not args.alternate_control
             callback.audit = trail if audited else None
-            pending = iter(range(0, len(block), 2))
-
-            async def client() -> None:
-                for first in pending:
-                    for token, body in block[first : first + 2]:
-                        status, answer = await post(app, token, body)
-                        answers[f"{status} {answer[:40]!r}"] += 1
-
             started = time.process_time()
-            await asyncio.gather(*(client() for _ in range(args.concurrency)))
+            await send_all(app, block, args.concurrency, answers)
             if audited and trail is not None:
                 await trail.flush()  # its writes are part of the cost
             return 1e6 * (time.process_time() - started) / len(block)
@@ -121,8 +137,8 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
 
 async def alternate(
     blocks: int,
-    requests: list[tuple[str, bytes]],
-    cpu_per_callback: Callable[[list[tuple[str, bytes]], bool], Awaitable[float]],
+    requests: Requests,
+    cpu_per_callback: Callable[[Requests, bool], Awaitable[float]],
 ) -> None:
     """The audit trail's share: blocks with and without it in one process, in turns.
 
@@ -162,9 +178,8 @@ async def alternate(
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--callbacks", type=int, default=2000)
+def add_world_options(parser: argparse.ArgumentParser) -> None:
+    """The options of the relay world and its clients, shared with `bench.heap_growth`."""
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--repos", type=int, default=50)
     parser.add_argument("--deliveries", type=int, default=200)
@@ -172,6 +187,25 @@ def main() -> None:
     parser.add_argument("--rate-limit", type=int, default=1_000_000)
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
     parser.add_argument("--state", choices=("redis", "sqlite"), default="redis")
+    parser.add_argument(
+        "--relay-env", action="append", default=[], help="KEY=VALUE for the relay's environment"
+    )
+
+
+def run_in_world(
+    args: argparse.Namespace,
+    drive: Callable[[argparse.Namespace, dict[str, list[str]]], Coroutine[Any, Any, None]],
+) -> None:
+    """`drive` the app, on uvloop, in a fresh relay world whose settings it reads."""
+    with relay_world(args) as world:
+        os.environ.update(world.env)
+        uvloop.run(drive(args, world.tokens))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--callbacks", type=int, default=2000)
+    add_world_options(parser)
     parser.add_argument("--no-audit", action="store_true", help="leave the audit trail out")
     parser.add_argument(
         "--alternate-audit",
@@ -188,15 +222,10 @@ def main() -> None:
     parser.add_argument(
         "--json-logs", action="store_true", help="log as `crcr serve` does (JSON at INFO)"
     )
-    parser.add_argument(
-        "--relay-env", action="append", default=[], help="KEY=VALUE for the relay's environment"
-    )
     args = parser.parse_args()
     if args.json_logs:
         configure_logging("info", "json")
-    with relay_world(args) as world:
-        os.environ.update(world.env)
-        uvloop.run(drive(args, world.tokens))
+    run_in_world(args, drive)
 
 
 if __name__ == "__main__":

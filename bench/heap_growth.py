@@ -15,41 +15,36 @@ question). It prints the traced heap per phase, then the net growth from phase `
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
 import tracemalloc
+from collections import Counter
 from typing import Any
 
-import uvloop
-
-from bench.callback_cpu import post
-from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
-from bench.callbacks import DEFAULT_REDIS_URL, relay_world
+from bench.callback_cpu import add_world_options, callback_requests, run_in_world, send_all
 from crcr.app import create_app
 from crcr.gc_tuning import freeze_what_exists, tune_for_serving
 from crcr.logging_setup import configure_logging
 from crcr.settings import load_settings
 
+ACCEPTED = "200 " + repr(b'{"status":"accepted"}')
+"""How `send_all` counts an accepted callback's answer."""
+
 
 async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
-    repos = bench_repos(args.repos)
-
-    def phase_requests(first_job: int) -> list[tuple[str, bytes]]:
-        return [
-            (tokens[work.repo][int(work.run_id) - FIRST_RUN_ID], callback_body(work, status))
-            for n in range(first_job, first_job + args.per_phase // 2)
-            for work in [job(n, repos, args.deliveries, args.tokens_per_repo)]
-            for status in ("in_progress", "completed")
-        ]
-
     app: Any = create_app(load_settings(), background=False, started=freeze_what_exists)
     tune_for_serving()
     snapshots: list[tracemalloc.Snapshot] = []
+    jobs = args.per_phase // 2
     async with app.router.lifespan_context(app):
         for phase in range(args.phases):
+            answers: Counter[str] = Counter()
             # The phase's bodies are made for it and gone once it returns.
-            await send_all(app, phase_requests(phase * args.per_phase // 2), args.concurrency)
+            requests = callback_requests(args, tokens, phase * jobs, jobs)
+            await send_all(app, requests, args.concurrency, answers)
+            del requests
+            if set(answers) != {ACCEPTED}:
+                raise SystemExit(f"phase {phase}: not every callback was accepted: {answers}")
             if app.state.runtime.audit is not None:
                 await app.state.runtime.audit.flush()
             gc.collect()
@@ -60,20 +55,6 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
             traced = tracemalloc.get_traced_memory()[0]
             print(f"after phase {phase}: {traced / 1e6:.2f} MB traced", flush=True)
     report(snapshots[args.base - 1 :], args.per_phase)
-
-
-async def send_all(app: Any, requests: list[tuple[str, bytes]], concurrency: int) -> None:
-    """Each job's two callbacks in turn, by `concurrency` clients; any refusal stops the run."""
-    pending = iter(range(0, len(requests), 2))
-
-    async def client() -> None:
-        for first in pending:
-            for token, body in requests[first : first + 2]:
-                status, answer = await post(app, token, body)
-                if status != 200:
-                    raise SystemExit(f"callback answered {status}: {answer[:200]!r}")
-
-    await asyncio.gather(*(client() for _ in range(concurrency)))
 
 
 def report(snapshots: list[tracemalloc.Snapshot], per_phase: int) -> None:
@@ -99,21 +80,12 @@ def main() -> None:
     parser.add_argument("--per-phase", type=int, default=4000, help="callbacks per phase")
     parser.add_argument("--base", type=int, default=3, help="the phase growth is counted from")
     parser.add_argument("--frames", type=int, default=8, help="traceback depth kept")
-    parser.add_argument("--concurrency", type=int, default=16)
-    parser.add_argument("--repos", type=int, default=50)
-    parser.add_argument("--deliveries", type=int, default=200)
-    parser.add_argument("--tokens-per-repo", type=int, default=10)
-    parser.add_argument("--rate-limit", type=int, default=1_000_000)
-    parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL)
-    parser.add_argument("--state", choices=("redis", "sqlite"), default="redis")
-    parser.add_argument("--relay-env", action="append", default=[], help="KEY=VALUE")
+    add_world_options(parser)
     args = parser.parse_args()
     if not 1 <= args.base < args.phases - 1:
         parser.error("--base: a phase after the first and before the last")
     configure_logging("warning", "json")
-    with relay_world(args) as world:
-        os.environ.update(world.env)
-        uvloop.run(drive(args, world.tokens))
+    run_in_world(args, drive)
 
 
 if __name__ == "__main__":
