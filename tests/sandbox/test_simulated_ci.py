@@ -283,7 +283,10 @@ async def test_closing_a_pr_cancels_its_running_jobs_and_drops_queued_ones(
         github.record_dispatch(pr_dispatch(5, "closed"))
         await wait_until(lambda: len(callbacks.received) == 3)
         closed_run, open_run = ci.runs()
-        assert ci.snapshot().jobs_running == 1
+        # A job's phase moves on only once its report has had its answer.
+        await wait_until(
+            lambda: (ci.snapshot().jobs_running, ci.snapshot().jobs_finished) == (1, 1)
+        )
     last = callbacks.received[-1]["body"]
     assert last["payload"]["pull_request"]["number"] == 5
     assert (last["workflow"]["status"], last["workflow"]["conclusion"]) == (
@@ -369,6 +372,9 @@ async def test_a_hanging_job_reports_in_progress_and_never_completes(
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(4, "opened"))
         await wait_until(lambda: callbacks.statuses("fine")[-1:] == [("completed", "success")])
+        # The job's phase turns "completed" only once its report has had its answer,
+        # which is after the relay has already seen the callback.
+        await wait_until(lambda: ci.snapshot().jobs_finished == 1)
         await wait_until(lambda: ci.snapshot().jobs_hanging == 1)
         [run] = ci.runs()
         github.record_dispatch(pr_dispatch(4, "closed"))
