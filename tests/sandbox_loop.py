@@ -4,10 +4,8 @@ simulated downstream CI. Every hop between them is real HTTP, as in a deployment
 
 from __future__ import annotations
 
-import asyncio
 import secrets
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,14 +46,6 @@ class Loop:
         response = await self.http.get(f"{self.relay_url}/api/crcr{path}")
         response.raise_for_status()
         return response.json()
-
-
-async def wait_for(condition: Callable[[], Awaitable[bool]], within: float = 30.0) -> None:
-    """Poll `condition` until it holds; fail after `within` seconds."""
-    deadline = time.monotonic() + within
-    while not await condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 @asynccontextmanager

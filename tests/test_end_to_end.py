@@ -19,7 +19,8 @@ from typing import Any
 import httpx
 import pytest
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from tests.sandbox_loop import Loop, running_loop, wait_for
+from tests.sandbox_loop import Loop, running_loop
+from tests.waiting import eventually
 
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
 from crcr.sandbox.webhooks import pull_request_event
@@ -83,7 +84,7 @@ async def open_pr_and_wait_for_results(loop: Loop) -> dict[str, Any]:
         jobs = [job for backend in view["backends"] for job in backend["jobs"]]
         return len(jobs) == 5 and all(job["status"] == "completed" for job in jobs)
 
-    await wait_for(every_job_completed)
+    await eventually(every_job_completed)
     view: dict[str, Any] = await loop.hud(f"/pr/{PR_NUMBER}")
     return view
 

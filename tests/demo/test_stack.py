@@ -2,24 +2,15 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import httpx
 import pytest
+from tests.waiting import eventually
 
 from crcr.demo.options import DemoOptions
 from crcr.demo.stack import ALLOWLIST_FILE, STATE_FILE, DemoStack
-
-
-async def wait_until(condition: Callable[[], bool], within: float = 30.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 def options(data_dir: Path, seed: int) -> DemoOptions:
@@ -31,7 +22,7 @@ async def test_results_reach_the_dashboard_and_survive_a_restart(tmp_path: Path)
     first = DemoStack(options(tmp_path, seed=1))
     await first.start()
     try:
-        await wait_until(lambda: first.first_result_after is not None)
+        await eventually(lambda: first.first_result_after is not None)
         async with httpx.AsyncClient() as client:
             summary = (
                 await client.get(
@@ -52,7 +43,7 @@ async def test_results_reach_the_dashboard_and_survive_a_restart(tmp_path: Path)
     await second.start()
     try:
         shown = (await second.progress()).hud.completed
-        await wait_until(lambda: bool(second.github.dispatches()))
+        await eventually(lambda: bool(second.github.dispatches()))
         first_dispatch = second.github.dispatches()[0].client_payload["payload"]
     finally:
         await second.stop()

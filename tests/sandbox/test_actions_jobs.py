@@ -22,8 +22,8 @@ from tests.sandbox.test_simulated_ci import (
     sandbox_api,
     signing_key,
     simulated_ci,
-    wait_until,
 )
+from tests.waiting import eventually
 
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
@@ -59,10 +59,10 @@ async def run_one_job(
         if lie is not None:
             ci.lies[BACKEND.lower()] = lie
         github.record_dispatch(pr_dispatch(7, "opened"))
-        await wait_until(lambda: len(callbacks.received) == 2)
+        await eventually(lambda: len(callbacks.received) == 2)
         [run] = ci.runs(BACKEND)
         job_id = run.current.jobs["test"].check_run_id
-        await wait_until(lambda: github_status(github, job_id) == "completed")
+        await eventually(lambda: github_status(github, job_id) == "completed")
     return job_id
 
 

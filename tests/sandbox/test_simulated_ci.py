@@ -20,6 +20,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
+from tests.waiting import eventually
 
 from crcr.reporter.retry import RetryPolicy
 from crcr.sandbox.github_identity import SandboxApp
@@ -172,13 +173,6 @@ def pr_dispatch(number: int, action: str, *, repo: str = BACKEND) -> Dispatch:
     return Dispatch(repo, "pull_request", client_payload, time.time())
 
 
-async def wait_until(condition: Callable[[], bool], within: float = 5.0) -> None:
-    deadline = time.monotonic() + within
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.005)
-
-
 # --- a dispatch starts a run ----------------------------------------------------------
 
 
@@ -198,10 +192,10 @@ async def test_a_dispatch_runs_every_job_which_reports_in_progress_then_complete
     dispatch = pr_dispatch(7, "opened")
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(dispatch)
-        await wait_until(lambda: len(callbacks.received) == 6)
+        await eventually(lambda: len(callbacks.received) == 6)
         [run] = ci.runs(BACKEND)
         run_id = run.run_id
-        await wait_until(lambda: github.repo(BACKEND).workflow_runs[run_id].status == "completed")
+        await eventually(lambda: github.repo(BACKEND).workflow_runs[run_id].status == "completed")
 
     assert github.repo(BACKEND).workflow_runs[run_id].conclusion == "success"
     for job in ("lint", "test (1, 2)", "test (2, 2)"):
@@ -241,7 +235,7 @@ async def test_a_push_starts_a_run_and_other_repos_start_nothing(
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(3, "opened", repo="acme/other"))
         github.record_dispatch(push)
-        await wait_until(lambda: len(callbacks.received) == 2)
+        await eventually(lambda: len(callbacks.received) == 2)
         assert [run.pr_number for run in ci.runs()] == [None]
     assert {r["body"]["delivery_id"] for r in callbacks.received} == {"d-push"}
 
@@ -256,7 +250,7 @@ async def test_a_refused_report_is_counted_as_an_error_and_the_job_carries_on(
     spec = WorkflowSpec("npu-ci", jobs=(JobSpec("build", QUICK),))
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(1, "opened"))
-        await wait_until(lambda: ci.snapshot().report_errors == 1)
+        await eventually(lambda: ci.snapshot().report_errors == 1)
         snapshot = ci.snapshot()
     assert snapshot.reports_sent == 1
     assert snapshot.last_error is not None and "HTTP 400" in snapshot.last_error
@@ -279,12 +273,12 @@ async def test_closing_a_pr_cancels_its_running_jobs_and_drops_queued_ones(
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(5, "opened"))
         github.record_dispatch(pr_dispatch(6, "opened"))
-        await wait_until(lambda: len(callbacks.received) == 2)
+        await eventually(lambda: len(callbacks.received) == 2)
         github.record_dispatch(pr_dispatch(5, "closed"))
-        await wait_until(lambda: len(callbacks.received) == 3)
+        await eventually(lambda: len(callbacks.received) == 3)
         closed_run, open_run = ci.runs()
         # A job's phase moves on only once its report has had its answer.
-        await wait_until(
+        await eventually(
             lambda: (ci.snapshot().jobs_running, ci.snapshot().jobs_finished) == (1, 1)
         )
     last = callbacks.received[-1]["body"]
@@ -307,9 +301,9 @@ async def test_a_queued_job_of_a_closed_pr_never_reports(
     spec = WorkflowSpec("npu-ci", jobs=(JobSpec("test", QUICK),), queue_delay=FOREVER)
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(5, "opened"))
-        await wait_until(lambda: ci.snapshot().jobs_queued == 1)
+        await eventually(lambda: ci.snapshot().jobs_queued == 1)
         github.record_dispatch(pr_dispatch(5, "closed"))
-        await wait_until(lambda: ci.snapshot().jobs_queued == 0)
+        await eventually(lambda: ci.snapshot().jobs_queued == 0)
         [run] = ci.runs()
     assert callbacks.received == []
     assert [job.phase for job in run.current.jobs.values()] == ["dropped"]
@@ -331,9 +325,9 @@ async def test_rerunning_failed_jobs_starts_attempt_two_of_just_those_jobs(
     )
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(9, "synchronize"))
-        await wait_until(lambda: len(callbacks.received) == 4)
+        await eventually(lambda: len(callbacks.received) == 4)
         [run] = ci.runs()
-        await wait_until(
+        await eventually(
             lambda: github.repo(BACKEND).workflow_runs[run.run_id].conclusion is not None
         )
         assert github.repo(BACKEND).workflow_runs[run.run_id].conclusion == "failure"
@@ -341,8 +335,8 @@ async def test_rerunning_failed_jobs_starts_attempt_two_of_just_those_jobs(
             f"/repos/{BACKEND}/actions/runs/{run.run_id}/rerun-failed-jobs"
         )
         assert response.status_code == 201
-        await wait_until(lambda: len(callbacks.received) == 6)
-        await wait_until(
+        await eventually(lambda: len(callbacks.received) == 6)
+        await eventually(
             lambda: github.repo(BACKEND).workflow_runs[run.run_id].conclusion is not None
         )
 
@@ -371,11 +365,11 @@ async def test_a_hanging_job_reports_in_progress_and_never_completes(
     )
     async with simulated_ci(github, issuer, relay_client, spec) as ci:
         github.record_dispatch(pr_dispatch(4, "opened"))
-        await wait_until(lambda: callbacks.statuses("fine")[-1:] == [("completed", "success")])
+        await eventually(lambda: callbacks.statuses("fine")[-1:] == [("completed", "success")])
         # The job's phase turns "completed" only once its report has had its answer,
         # which is after the relay has already seen the callback.
-        await wait_until(lambda: ci.snapshot().jobs_finished == 1)
-        await wait_until(lambda: ci.snapshot().jobs_hanging == 1)
+        await eventually(lambda: ci.snapshot().jobs_finished == 1)
+        await eventually(lambda: ci.snapshot().jobs_hanging == 1)
         [run] = ci.runs()
         github.record_dispatch(pr_dispatch(4, "closed"))
         rerun = await github_api.post(f"/repos/{BACKEND}/actions/runs/{run.run_id}/rerun")
@@ -408,7 +402,7 @@ async def test_the_speed_factor_divides_every_wait(
     )
     async with simulated_ci(github, issuer, relay_client, spec, speed=60.0, sleep=recording_sleep):
         github.record_dispatch(pr_dispatch(2, "opened"))
-        await wait_until(lambda: len(callbacks.received) == 2)
+        await eventually(lambda: len(callbacks.received) == 2)
     assert waits == [0.5, 20.0]
     assert callbacks.statuses("test") == [("in_progress", None), ("completed", "success")]
 

@@ -16,8 +16,8 @@ from tests.sandbox.test_simulated_ci import (
     relay_client,
     signing_key,
     simulated_ci,
-    wait_until,
 )
+from tests.waiting import eventually
 
 from crcr.failure_detail.triage_verdict import sanitise_triage_verdict
 from crcr.sandbox.github_state import SandboxGitHub
@@ -80,7 +80,7 @@ async def test_a_failed_job_reports_its_tests_and_verdict_through_the_reporter(
     )
     async with simulated_ci(github, issuer, relay_client, spec):
         github.record_dispatch(pr_dispatch(7, "opened"))
-        await wait_until(lambda: len(callbacks.received) == 2)
+        await eventually(lambda: len(callbacks.received) == 2)
 
     workflow = callbacks.received[-1]["body"]["workflow"]
     assert workflow["conclusion"] == "failure"

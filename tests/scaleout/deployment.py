@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +40,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
+from tests.waiting import eventually
 
 from crcr.demo.servers import EmbeddedServer, bind_socket
 from crcr.sandbox.github_server import create_sandbox_app
@@ -65,17 +66,6 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
         return port
-
-
-async def eventually(
-    condition: Callable[[], Awaitable[bool]], within: float, what: str, every: float = 0.05
-) -> float:
-    """Poll `condition` until it holds; the seconds it took. Fails after `within`."""
-    started = time.monotonic()
-    while not await condition():
-        assert time.monotonic() - started < within, f"not within {within:.0f} s: {what}"
-        await asyncio.sleep(every)
-    return time.monotonic() - started
 
 
 def job_of(body: dict[str, Any]) -> tuple[str, str, str, str]:

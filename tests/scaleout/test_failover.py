@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.scaleout.deployment import L2_REPOS, L4_REPO, Deployment, deployment, eventually
+from tests.scaleout.deployment import L2_REPOS, L4_REPO, Deployment, deployment
+from tests.waiting import eventually
 
 JOBS_PER_REPO = 10  # 30 jobs, each in_progress then completed: 60 callbacks
 DELIVERY_WITHIN = 180.0  # what the test waits at most; the goal is 10 s
@@ -54,14 +55,10 @@ async def queue_results_while_the_hud_is_down(placed: Deployment, delivery: str)
 async def all_delivered(placed: Deployment, jobs: set[tuple]) -> float:
     """Seconds until every job's completed body is on the HUD."""
     return await eventually(
-        lambda: _async(set(placed.gate.completed()) >= jobs),
+        lambda: set(placed.gate.completed()) >= jobs,
         DELIVERY_WITHIN,
         "every queued result on the HUD",
     )
-
-
-async def _async(value: bool) -> bool:
-    return value
 
 
 @pytest.fixture
@@ -78,14 +75,14 @@ async def test_the_survivor_delivers_what_waited_when_the_leader_is_killed(
         b = await placed.start_relay("relay-b")
         delivery = await placed.open_pr(a, 101)
         jobs = await queue_results_while_the_hud_is_down(placed, delivery)
-        await eventually(lambda: _async(placed.leader() is not None), 30, "a leader")
+        await eventually(lambda: placed.leader() is not None, 30, "a leader")
         leader = placed.leader()
         assert leader is not None
         survivor = b if leader is a else a
 
         leader.kill()
         takeover = asyncio.create_task(
-            eventually(lambda: _async(placed.leader() is survivor), 60, "the survivor leads")
+            eventually(lambda: placed.leader() is survivor, 60, "the survivor leads")
         )
         placed.gate.shut = False
         took = await all_delivered(placed, jobs)
@@ -115,7 +112,7 @@ async def test_a_single_instance_restarted_after_sigkill_delivers_what_waited(
         relay = await placed.start_relay("relay")
         delivery = await placed.open_pr(relay, 102)
         jobs = await queue_results_while_the_hud_is_down(placed, delivery)
-        await eventually(lambda: _async(placed.leader() is relay), 30, "the relay leads")
+        await eventually(lambda: placed.leader() is relay, 30, "the relay leads")
 
         relay.kill()
         placed.gate.shut = False

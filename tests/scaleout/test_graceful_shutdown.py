@@ -17,14 +17,11 @@ from pathlib import Path
 
 import httpx
 from tests.json_log import entries_at
-from tests.scaleout.deployment import L2_REPOS, Child, Deployment, deployment, eventually
+from tests.scaleout.deployment import L2_REPOS, Child, Deployment, deployment
+from tests.waiting import eventually
 
 CLIENTS = 8
 RETRYABLE = (httpx.ConnectError, httpx.RemoteProtocolError, httpx.ReadError)
-
-
-async def truly(value: bool) -> bool:
-    return value
 
 
 class Load:
@@ -79,15 +76,13 @@ async def test_sigterm_to_one_of_two_instances_under_load_loses_nothing(
         load = Load(placed, [a, b], delivery)
         clients = [asyncio.create_task(load.client()) for _ in range(CLIENTS)]
         try:
-            await eventually(lambda: truly(sum(load.answers.values()) >= 40), 120, "load")
+            await eventually(lambda: sum(load.answers.values()) >= 40, 120, "load")
             a.popen.send_signal(signal.SIGTERM)
             terminated_at = time.monotonic()
             exit_code = await asyncio.to_thread(a.popen.wait, 60)
             exited_after = time.monotonic() - terminated_at
             before = sum(load.answers.values())
-            await eventually(
-                lambda: truly(sum(load.answers.values()) >= before + 40), 120, "load on B"
-            )
+            await eventually(lambda: sum(load.answers.values()) >= before + 40, 120, "load on B")
         finally:
             load.stop.set()
             await asyncio.gather(*clients)
@@ -95,7 +90,7 @@ async def test_sigterm_to_one_of_two_instances_under_load_loses_nothing(
         assert exit_code == 0, a.log_text()[-3000:]
         assert set(load.answers) == {200}, load.answers  # no 5xx, nothing refused
         await eventually(
-            lambda: truly(set(placed.gate.completed()) >= load.accepted), 60, "all on the HUD"
+            lambda: set(placed.gate.completed()) >= load.accepted, 60, "all on the HUD"
         )
         assert all(placed.gate.completed()[job] == 1 for job in load.accepted)
         assert placed.leader() in (None, b)  # A gave the lock up (if it held it)

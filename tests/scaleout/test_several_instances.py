@@ -33,19 +33,15 @@ from tests.scaleout.deployment import (
     Child,
     Deployment,
     deployment,
-    eventually,
 )
 from tests.scaleout.test_failover import record
+from tests.waiting import eventually
 
 from crcr.relay.checks.check_runs import check_run_name
 from crcr.relay.sweeper.sweeper import HUD_PARALLEL
 
 ZOMBIE_TIMEOUT = 25  # seconds: the zombies of the last act become due during the test
 RACERS = 50
-
-
-async def truly(value: bool) -> bool:
-    return value
 
 
 async def race(placed: Deployment, relays: list[Child], repo: str, delivery: str, job: str) -> None:
@@ -114,7 +110,7 @@ async def test_two_instances_and_a_sweeper_share_one_deployment(
         placed.gate.shut = False
         settled = alternating | outage | {(repo, "700", job) for repo, job in raced}
         took = await eventually(
-            lambda: truly(set(placed.gate.completed()) >= settled), 120, "outage drained"
+            lambda: set(placed.gate.completed()) >= settled, 120, "outage drained"
         )
 
         # Act 4: zombies, and the leader killed while it times them out.
@@ -126,7 +122,7 @@ async def test_two_instances_and_a_sweeper_share_one_deployment(
         def timed_out() -> set[tuple[str, str, str]]:
             return set(placed.gate.completed()) & zombies
 
-        await eventually(lambda: truly(bool(timed_out())), ZOMBIE_TIMEOUT + 90, "a zombie")
+        await eventually(lambda: bool(timed_out()), ZOMBIE_TIMEOUT + 90, "a zombie")
         leader = placed.leader()
         assert leader is not None
         leader.kill()
@@ -134,10 +130,10 @@ async def test_two_instances_and_a_sweeper_share_one_deployment(
         partial = len(timed_out())
         survivors = [c for c in (a, b, sweeper) if c is not leader]
         await eventually(
-            lambda: truly(placed.leader() in survivors), 60, "another process leads", every=0.1
+            lambda: placed.leader() in survivors, 60, "another process leads", every=0.1
         )
         takeover = time.monotonic() - killed_at
-        await eventually(lambda: truly(timed_out() == zombies), 120, "every zombie timed out")
+        await eventually(lambda: timed_out() == zombies, 120, "every zombie timed out")
 
         # Each effect once: every job's completed row (zombies: their timed_out row).
         # The one exception is what a SIGKILL makes at-least-once: a body the leader

@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.stores.test_state_contract import TTL, wait_until
+from tests.stores.test_state_contract import TTL
+from tests.waiting import eventually
 
 from crcr.stores.state import LeaseClaim, StateStore
 
@@ -61,7 +62,7 @@ async def test_a_holder_that_died_is_replaced_when_its_lease_ends(store: StateSt
     async def taken_over() -> bool:
         return (await store.claim_lease(NAME, KEY, "b", lease=30, ttl=TTL)).held
 
-    assert await wait_until(taken_over) >= 0.2
+    assert await eventually(taken_over) >= 0.2
     assert (await store.claim_lease(NAME, KEY, "dead", lease=0.3, ttl=TTL)).held is False
 
 
@@ -72,7 +73,7 @@ async def test_a_claim_and_its_value_expire_with_the_ttl(store: StateStore) -> N
     async def forgotten() -> bool:
         return await store.leased_value(NAME, KEY) is None
 
-    await wait_until(forgotten, timeout=5)
+    await eventually(forgotten, within=5)
     assert (await store.claim_lease(NAME, KEY, "b", lease=30, ttl=TTL)).held is True
 
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 import math
 import time
-from collections.abc import Awaitable, Callable
 
-import pytest
+from tests.waiting import eventually
 
 from crcr.stores.state import (
     JobRecord,
@@ -19,16 +18,6 @@ from crcr.stores.state import (
 )
 
 TTL = 3600
-
-
-async def wait_until(condition: Callable[[], Awaitable[bool]], timeout: float = 5.0) -> float:
-    """Poll `condition` until it holds; return the seconds it took, fail at `timeout`."""
-    started = time.monotonic()
-    while not await condition():
-        if time.monotonic() - started > timeout:
-            pytest.fail(f"condition not met within {timeout} s")
-        await asyncio.sleep(0.02)
-    return time.monotonic() - started
 
 
 async def test_ping_answers(store: StateStore) -> None:
@@ -177,7 +166,7 @@ async def test_refused_requests_do_not_extend_the_lockout(store: StateStore) -> 
         return decision.allowed
 
     # Had the refused polls been counted, the window would never drain.
-    await wait_until(allowed_again, timeout=3.0)
+    await eventually(allowed_again, within=3.0)
     assert 0.9 <= time.monotonic() - started < 2.0
 
 
@@ -199,7 +188,7 @@ async def test_the_window_slides_so_hits_leave_it_one_by_one(store: StateStore) 
     async def half_a_window_on() -> bool:
         return time.monotonic() - a_after >= window / 2
 
-    await wait_until(half_a_window_on)
+    await eventually(half_a_window_on)
     b, b_before, b_after = await hit()
     assert (a.allowed, a.remaining, b.allowed, b.remaining) == (True, 1, True, 0)
 
@@ -209,7 +198,7 @@ async def test_the_window_slides_so_hits_leave_it_one_by_one(store: StateStore) 
         polls.append(await hit())
         return polls[-1][0].allowed
 
-    await wait_until(let_in_again, timeout=2 * window)
+    await eventually(let_in_again, within=2 * window)
     c, _, c_after = polls[-1]
     assert c_after - a_before >= window - 0.01  # allowed only once A's window was over
     assert c.remaining == 0  # B still counts
@@ -268,7 +257,7 @@ async def test_cache_values_expire(store: StateStore) -> None:
     async def gone() -> bool:
         return await store.cache_get("allowlist", "current") is None
 
-    assert await wait_until(gone) >= 0.1
+    assert await eventually(gone) >= 0.1
 
 
 async def test_records_expire_after_their_ttl(store: StateStore) -> None:
@@ -292,7 +281,7 @@ async def test_records_expire_after_their_ttl(store: StateStore) -> None:
             and "job" not in await store.job_summaries("sha", "org/r")
         )
 
-    assert await wait_until(all_expired) >= 0.5
+    assert await eventually(all_expired) >= 0.5
     assert await store.claim_once("delivery", 1) is True
     assert await store.job_summaries("sha", "org/r") == {"long": {"status": "in_progress"}}
     created = await store.transition_job(
@@ -342,7 +331,7 @@ async def test_an_expired_lease_hands_the_item_out_again(store: StateStore) -> N
         retaken.extend(await store.lease("hud", lease_seconds=30))
         return bool(retaken)
 
-    assert await wait_until(leased_again) >= 0.2
+    assert await eventually(leased_again) >= 0.2
     (item,) = retaken
     assert (item.item_id, item.attempts, item.enqueued_at) == ("item-1", 0, lost.enqueued_at)
     assert item.lease_token != lost.lease_token
@@ -374,7 +363,7 @@ async def test_a_lease_renewed_short_ends_soon(store: StateStore) -> None:
         retaken.extend(await store.lease("hud", lease_seconds=30))
         return bool(retaken)
 
-    await wait_until(leased_again)  # a holder that stops renewing loses the item soon
+    await eventually(leased_again)  # a holder that stops renewing loses the item soon
     assert retaken[0].item_id == "item-1"
 
 
@@ -438,7 +427,7 @@ async def test_queue_stats_count_every_item_and_age_the_oldest(store: StateStore
     async def aged() -> bool:
         return (await store.queue_stats("hud")).oldest_age_seconds >= 0.1
 
-    await wait_until(aged)
+    await eventually(aged)
     stats = await store.queue_stats("hud")
     assert stats.depth == 3
     assert 0.1 <= stats.oldest_age_seconds < 5
@@ -631,7 +620,7 @@ async def test_an_expired_lock_can_be_taken_over(store: StateStore) -> None:
     async def taken_over() -> bool:
         return await store.acquire_lock("sweeper", "instance-b", 30)
 
-    assert await wait_until(taken_over) >= 0.2
+    assert await eventually(taken_over) >= 0.2
     assert await store.acquire_lock("sweeper", "instance-a", 30) is False
 
 

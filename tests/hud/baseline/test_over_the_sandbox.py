@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine
-from tests.sandbox_loop import Loop, running_loop, wait_for
+from tests.sandbox_loop import Loop, running_loop
+from tests.waiting import eventually
 
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
 from crcr.sandbox.webhooks import pull_request_event, push_event
@@ -104,7 +105,7 @@ async def test_each_failed_pr_job_is_judged_against_main_through_the_whole_loop(
         cells = await push_jobs(loop)
         return len(cells) == 4 and all(cell["status"] == "completed" for cell in cells)
 
-    await wait_for(main_reported)
+    await eventually(main_reported)
 
     loop.ci.workflows.update({repo.lower(): spec for repo, spec in ON_THE_PR.items()})
     pr = pull_request_event("opened", repo=UPSTREAM, number=PR_NUMBER, head_sha=HEAD_SHA)
@@ -114,7 +115,7 @@ async def test_each_failed_pr_job_is_judged_against_main_through_the_whole_loop(
         jobs = await pr_jobs(loop)
         return len(jobs) == rows and all(job["status"] == "completed" for job in jobs)
 
-    await wait_for(lambda: pr_reported(4))
+    await eventually(lambda: pr_reported(4))
     assert verdicts(await pr_jobs(loop)) == {
         (XPU, "X", 1): "already_failing",
         (XPU, "Y", 1): "new",
@@ -123,7 +124,7 @@ async def test_each_failed_pr_job_is_judged_against_main_through_the_whole_loop(
     }
 
     await rerun_failed_jobs(loop, XPU)
-    await wait_for(lambda: pr_reported(7))
+    await eventually(lambda: pr_reported(7))
 
     assert verdicts(await pr_jobs(loop)) == {
         (XPU, "X", 1): "already_failing",

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.sandbox_loop import Loop, running_loop, wait_for
+from tests.sandbox_loop import Loop, running_loop
+from tests.waiting import eventually
 
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
 from crcr.sandbox.webhooks import pull_request_event
@@ -61,7 +62,7 @@ async def test_a_flaky_job_passes_on_its_re_run_and_a_broken_one_fails_twice(loo
     async def settled() -> bool:
         return all(finished(loop, job) for job in ("flaky", "broken", "green"))
 
-    await wait_for(settled, within=60)
+    await eventually(settled, within=60)
 
     (rerun,) = loop.github.reruns(L4_REPO)
     assert rerun.kind == "rerun-failed-jobs"

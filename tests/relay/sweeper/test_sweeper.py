@@ -23,6 +23,7 @@ from prometheus_client import REGISTRY
 from sqlalchemy import select
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, StoreOpener, callback_body
+from tests.waiting import eventually
 from typer.testing import CliRunner
 
 from crcr.hud.db import create_results_engine
@@ -53,13 +54,6 @@ JOB = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
 async def start_job(relay: Relay) -> None:
     await relay.dispatch("d-1")
     assert (await relay.post(callback_body("d-1"))).status_code == 200
-
-
-async def wait_for(condition: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "condition not met in time"
-        await asyncio.sleep(0.01)
 
 
 # --- zombies -----------------------------------------------------------------------
@@ -391,7 +385,7 @@ async def test_an_instance_that_does_not_lead_drains_the_queues_but_leaves_overd
     stop = asyncio.Event()
     task = asyncio.create_task(follower.run(stop, interval=0.05))
     try:
-        await wait_for(
+        await eventually(
             lambda: REGISTRY.get_sample_value("crcr_queue_depth", {"queue": HUD_QUEUE}) == 0
         )
     finally:
@@ -442,7 +436,7 @@ async def test_one_instance_leads_at_a_time_and_another_takes_over_when_it_stops
         for s, stop in zip(instances, stops, strict=True)
     ]
 
-    await wait_for(lambda: sum(counts.values()) >= 4)
+    await eventually(lambda: sum(counts.values()) >= 4)
     assert len(counts) == 1
     (leader,) = counts
     follower = "b" if leader == "a" else "a"
@@ -450,7 +444,7 @@ async def test_one_instance_leads_at_a_time_and_another_takes_over_when_it_stops
     stops[index].set()
     await tasks[index]
     # The stopping leader gave the lock up: the follower leads well inside its lifetime.
-    await wait_for(lambda: counts.get(follower, 0) >= 1)
+    await eventually(lambda: counts.get(follower, 0) >= 1)
 
     stops[1 - index].set()
     await tasks[1 - index]
@@ -470,7 +464,7 @@ async def test_a_leader_that_dies_holding_the_lock_is_replaced_once_the_short_lo
     task = asyncio.create_task(survivor.run(stop, interval=30))
     try:
         # interval=30: the pass as leader comes from gaining the lock, not the schedule.
-        await wait_for(lambda: counts.get("b", 0) >= 1)
+        await eventually(lambda: counts.get("b", 0) >= 1)
     finally:
         stop.set()
         await task

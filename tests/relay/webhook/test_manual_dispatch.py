@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.sandbox_loop import Loop, running_loop, wait_for
+from tests.sandbox_loop import Loop, running_loop
+from tests.waiting import eventually
 
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, WorkflowSpec
 
@@ -123,7 +124,7 @@ async def test_a_dispatch_for_a_pr_reaches_the_hud_through_the_downstreams_callb
         rows = await backend_rows(loop)
         return len(rows) == 2 and all(row["status"] == "completed" for row in rows)
 
-    await wait_for(both_jobs_completed, within=60)
+    await eventually(both_jobs_completed, within=60)
     rows = await backend_rows(loop)
     assert {(row["job_name"], row["head_sha"], row["pr_number"]) for row in rows} == {
         ("build", HEAD_SHA, PR_NUMBER),
@@ -151,7 +152,7 @@ async def test_a_dispatch_for_a_commit_is_a_push_to_the_default_branch(
         page = await loop.hud(f"/backends/{NIGHTLY_ONLY}")
         return json.dumps(page).count(MAIN_SHA) > 0
 
-    await wait_for(pushed_job_on_the_hud, within=60)
+    await eventually(pushed_job_on_the_hud, within=60)
 
 
 async def test_an_l1_backend_is_dispatched_to_with_a_note_that_the_hud_shows_nothing(
