@@ -69,20 +69,22 @@ class Sample:
     callbacks: int
     rss_mb: float
     fds: int
+    rss_mb_each: list[float]  # per process, the supervisor first: which one grows
 
 
-def read_usage(pids: list[int]) -> tuple[float, int]:
-    """Resident memory (MB) and open file descriptors, summed over `pids`."""
-    rss_kb, fds = 0, 0
+def read_usage(pids: list[int]) -> tuple[list[float], int]:
+    """Resident memory (MB) of each of `pids`, and their open file descriptors summed."""
+    rss_mb: list[float] = []
+    fds = 0
     for pid in pids:
         try:
             for line in Path(f"/proc/{pid}/status").read_text().splitlines():
                 if line.startswith("VmRSS:"):
-                    rss_kb += int(line.split()[1])
+                    rss_mb.append(int(line.split()[1]) / 1024)
             fds += len(os.listdir(f"/proc/{pid}/fd"))
         except OSError:
             continue
-    return rss_kb / 1024, fds
+    return rss_mb, fds
 
 
 @dataclass
@@ -97,12 +99,14 @@ class Sampler:
 
     def run(self) -> None:
         while not self._stop.wait(SAMPLE_EVERY):
-            rss, fds = read_usage(self.relay.pids())
-            sample = Sample(round(time.monotonic() - self.started, 1), self.callbacks, rss, fds)
+            each, fds = read_usage(self.relay.pids())
+            at = round(time.monotonic() - self.started, 1)
+            sample = Sample(at, self.callbacks, sum(each), fds, [round(mb, 1) for mb in each])
             self.samples.append(sample)
             print(
                 f"  {sample.at:7.0f} s {sample.callbacks:9,} callbacks "
-                f"RSS {sample.rss_mb:7.1f} MB fds {sample.fds}",
+                f"RSS {sample.rss_mb:7.1f} MB ({' + '.join(map(str, sample.rss_mb_each))}) "
+                f"fds {sample.fds}",
                 flush=True,
             )
 
