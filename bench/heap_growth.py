@@ -1,11 +1,11 @@
 """What the Python heap keeps per callback: tracemalloc over phases of callbacks in process.
 
 Run: `python -m bench.heap_growth [--phases 11] [--per-phase 4000] [--base 3]
-[--state sqlite]`.
+[--state sqlite] [--relay-env CRCR_DATABASE_URL=postgresql+psycopg://…]`.
 
-The soak's RSS creeps by ~8 bytes per callback without levelling off. This drives the
-relay app as `bench.callback_cpu` does (Redis or SQLite state, the in-process SQLite HUD)
-in phases, each with bodies made for it and dropped after, so that nothing the bench
+The soak's RSS creeps by a few bytes per callback, in steps. This drives the relay app
+as `bench.callback_cpu` does (Redis or SQLite state; the in-process HUD on SQLite, or on
+PostgreSQL with `--relay-env`) in phases, each with bodies made for it and dropped after, so that nothing the bench
 holds grows with the run. After each phase it collects garbage and takes a tracemalloc
 snapshot (tracing starts after the first phase: imports and first calls are not the
 question). It prints the traced heap per phase, then the net growth from phase `--base`

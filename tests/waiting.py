@@ -2,7 +2,8 @@
 
 The bound is only how long a broken test takes to fail, so it is generous by default:
 a loaded CI machine must not turn a slow pass into a failure. Where a test measures a
-goal, it asserts on the seconds returned, never on the bound.
+goal, it asserts on the seconds returned, never on the bound. Polls are 50 ms apart by
+default: a condition may be an HTTP request to the relays a test is timing.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ Condition = Callable[[], bool] | Callable[[], Awaitable[bool]]
 
 
 async def eventually(
-    condition: Condition, within: float = 30.0, what: str = "the condition", every: float = 0.01
+    condition: Condition, within: float = 30.0, what: str = "the condition", every: float = 0.05
 ) -> float:
     """Poll `condition` (plain or async) until it holds; the seconds it took.
 

@@ -14,6 +14,7 @@ import time
 
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import Relay, callback_body
+from tests.waiting import eventually
 
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE
 from crcr.relay.sweeper.sweeper import BUSY_INTERVAL, Sweeper
@@ -30,15 +31,10 @@ RECOVERY_GOAL = 15.0
 LIVE_ATTEMPTS = 2  # HttpHudTransport's attempts while the reporter waits
 
 
-async def wait_until_all_on_the_hud(relay: Relay, within: float) -> float:
-    """Seconds until every job's completed row is on the HUD (fails after `within`)."""
-    started = time.monotonic()
-    while True:
-        rows = relay.hud.rows.values()
-        if len(rows) == JOBS and all(row["status"] == "completed" for row in rows):
-            return time.monotonic() - started
-        assert time.monotonic() - started < within, f"{len(rows)} of {JOBS} rows on the HUD"
-        await asyncio.sleep(0.05)
+def all_on_the_hud(relay: Relay) -> bool:
+    """Every job's completed row is on the HUD."""
+    rows = relay.hud.rows.values()
+    return len(rows) == JOBS and all(row["status"] == "completed" for row in rows)
 
 
 async def test_what_waited_through_a_hud_outage_reaches_it_within_seconds_once(
@@ -65,7 +61,7 @@ async def test_what_waited_through_a_hud_outage_reaches_it_within_seconds_once(
         relay.hud.down = False
         outage = time.monotonic() - went_down  # longer than asked when the callbacks were slow
 
-        took = await wait_until_all_on_the_hud(relay, RECOVERY_GOAL)
+        took = await eventually(lambda: all_on_the_hud(relay), RECOVERY_GOAL, "all on the HUD")
     finally:
         stop.set()
         await background
