@@ -5,11 +5,12 @@ Run: `python -m bench.heap_growth [--phases 11] [--per-phase 4000] [--base 3]
 
 The soak's RSS creeps by a few bytes per callback, in steps. This drives the relay app
 as `bench.callback_cpu` does (Redis or SQLite state; the in-process HUD on SQLite, or on
-PostgreSQL with `--relay-env`) in phases, each with bodies made for it and dropped after, so that nothing the bench
-holds grows with the run. After each phase it collects garbage and takes a tracemalloc
-snapshot (tracing starts after the first phase: imports and first calls are not the
-question). It prints the traced heap per phase, then the net growth from phase `--base`
-(caches fill in the first few) to the last, and the tracebacks that grew most.
+PostgreSQL with `--relay-env`) in phases, each with bodies made for it and dropped
+after, so that nothing the bench holds grows with the run. After each phase it collects
+garbage and takes a tracemalloc snapshot (tracing starts after the first phase: imports
+and first calls are not the question). It prints the traced heap per phase, then the net
+growth from phase `--base` (caches fill in the first few) to the last, and the
+tracebacks that grew most.
 """
 
 from __future__ import annotations
