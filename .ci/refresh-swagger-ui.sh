@@ -1,7 +1,7 @@
 #!/bin/sh
 # Refresh the Swagger UI assets crcr serves at /docs (src/crcr/swagger_ui/), from the npm
 # registry's swagger-ui-dist package at the version given (default: the pinned one).
-# Usage: .ci/refresh-swagger-ui.sh [VERSION]; then run tests/test_api_docs.py and commit.
+# Usage: .ci/refresh-swagger-ui.sh [VERSION]; then run tests/web/test_api_docs.py and commit.
 set -eu
 version="${1:-$(cat "$(dirname "$0")/../src/crcr/swagger_ui/VERSION")}"
 target="$(cd "$(dirname "$0")/.." && pwd)/src/crcr/swagger_ui"

@@ -25,14 +25,14 @@ from pathlib import Path
 from starlette.types import Message, Receive, Scope, Send
 
 from bench.revocation import forget
-from crcr.access_log import AccessLog
-from crcr.log_format import JsonFormatter
-from crcr.logging_setup import ACCESS_LOGGER
+from crcr.config.log_format import JsonFormatter
+from crcr.config.logging_setup import ACCESS_LOGGER
 from crcr.relay.audit.entries import CallbackFacts, callback_entry
 from crcr.relay.audit.trail import CAPACITY, AuditTrail
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
+from crcr.web.access_log import AccessLog
 
 REPOS = 50
 

@@ -31,9 +31,9 @@ import uvloop
 from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
 from bench.callbacks import DEFAULT_REDIS_URL, relay_world
 from crcr.app import create_app
-from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-from crcr.logging_setup import configure_logging
-from crcr.settings import load_settings
+from crcr.config.logging_setup import configure_logging
+from crcr.config.settings import load_settings
+from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 
 Message = dict[str, Any]
 

@@ -14,9 +14,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from crcr.config.settings import load_settings
 from crcr.demo.levels import backfill_history
 from crcr.hud.component import open_hud
-from crcr.settings import load_settings
 
 
 async def one_run(days: int, seed: int) -> tuple[int, float, float]:

@@ -34,11 +34,11 @@ from starlette.routing import Route
 
 from bench.serving import serve_in_thread
 from crcr.app import create_app
+from crcr.config.settings import load_settings
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.webhooks import pull_request_event
-from crcr.settings import load_settings
 
 SECRET = "bench-secret"
 ORGS = 10

@@ -24,9 +24,9 @@ from typing import Any
 
 from bench.callback_cpu import add_world_options, callback_requests, run_in_world, send_all
 from crcr.app import create_app
-from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-from crcr.logging_setup import configure_logging
-from crcr.settings import load_settings
+from crcr.config.logging_setup import configure_logging
+from crcr.config.settings import load_settings
+from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 
 ACCEPTED = "200 " + repr(b'{"status":"accepted"}')
 """How `send_all` counts an accepted callback's answer."""

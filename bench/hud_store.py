@@ -4,7 +4,7 @@ Run: `python -m bench.hud_store --rows N --db URL` (URL: `sqlite:///path.db` or 
 `postgresql://` URL; PostgreSQL runs in a private schema that is dropped afterwards).
 
 1. Bulk-load N job rows spread over `--days` days and `--backends` backends, with their
-   rollups computed by the same pure code as the write path (`crcr.hud.rollups`) and
+   rollups computed by the same pure code as the write path (`crcr.hud.write.rollups`) and
    the level rollups by migration 0004's backfill (`crcr.hud.levels.backfill`). Half
    the backends are L2 (judged over 14 days), half L3 (7 days).
 2. Ingest `--ingest` bodies (in_progress then completed) through `HudIngestor`, the real
@@ -39,13 +39,13 @@ from sqlalchemy import Engine, case, create_engine, func, insert, select, text
 from bench.baseline_verdicts import time_baseline
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.levels.backfill import backfill_levels
-from crcr.hud.merge import row_facts
 from crcr.hud.models import JOBS, Job
 from crcr.hud.queries import HudQueries
-from crcr.hud.rollups import RollupChange, rollup_change, summed
-from crcr.hud.writer import apply_rollup_change
+from crcr.hud.write.ingest import HudIngestor
+from crcr.hud.write.merge import row_facts
+from crcr.hud.write.rollups import RollupChange, rollup_change, summed
+from crcr.hud.write.writer import apply_rollup_change
 
 JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]
 CONCLUSIONS = ["success"] * 85 + ["failure"] * 10 + ["cancelled"] * 3 + ["timed_out"] * 2

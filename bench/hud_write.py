@@ -21,9 +21,9 @@ from pathlib import Path
 
 from bench.hud_store import results_body
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.ingest import parse_result_body
-from crcr.hud.report import JobReport
-from crcr.hud.writer import write_reports
+from crcr.hud.write.ingest import parse_result_body
+from crcr.hud.write.report import JobReport
+from crcr.hud.write.writer import write_reports
 
 WAL_FRAME_BYTES = 24 + 4096  # frame header + a page of SQLite's default size
 

@@ -31,6 +31,7 @@ from starlette.applications import Starlette
 from starlette.routing import Mount
 
 from crcr.app import create_app
+from crcr.config.settings import Settings, load_settings
 from crcr.github.client import GitHubClient
 from crcr.relay.webhook.signature import sign_body
 from crcr.runtime import Runtime, open_runtime
@@ -39,7 +40,6 @@ from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.webhooks import push_event
-from crcr.settings import Settings, load_settings
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore

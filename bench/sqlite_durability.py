@@ -22,7 +22,7 @@ import crcr.hud.db as hud_db
 import crcr.stores.sqlite.db as state_db
 from bench.hud_write import reports_of
 from bench.state_transition import _bench_sqlite
-from crcr.hud.writer import write_reports
+from crcr.hud.write.writer import write_reports
 
 
 def hud(jobs: int) -> float:

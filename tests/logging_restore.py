@@ -1,6 +1,6 @@
 """Logging put back as it was after each test (autouse, from `tests/conftest.py`).
 
-The root command configures logging for the process (crcr.logging_setup); a test that
+The root command configures logging for the process (crcr.config.logging_setup); a test that
 runs a command in process (Typer's CliRunner) must not leave crcr's handler and levels
 behind for the tests after it.
 """
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from crcr.logging_setup import ACCESS_LOGGER
+from crcr.config.logging_setup import ACCESS_LOGGER
 
 _LOGGERS = ("crcr", "uvicorn", "uvicorn.error", "uvicorn.access", ACCESS_LOGGER)
 

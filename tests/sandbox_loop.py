@@ -15,6 +15,7 @@ import httpx
 from starlette.routing import Mount
 
 from crcr.app import create_app
+from crcr.config.settings import load_settings
 from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
@@ -22,7 +23,6 @@ from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.simulated_ci_model import WorkflowSpec
 from crcr.sandbox.webhooks import WebhookDelivery, send
-from crcr.settings import load_settings
 
 
 @dataclass

@@ -13,8 +13,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from crcr.app import RelayApp, create_app
+from crcr.config.settings import Settings, load_settings
 from crcr.hud.component import Hud
-from crcr.settings import Settings, load_settings
 from crcr.stores.state import StateStoreUnavailable
 
 

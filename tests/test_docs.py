@@ -10,8 +10,8 @@ import pytest
 import typer
 
 from crcr import cli as crcr_cli
+from crcr.config.settings import Settings
 from crcr.init.workflow import TEMPLATES
-from crcr.settings import Settings
 
 ROOT = Path(__file__).parents[1]
 DOCS = ROOT / "docs"

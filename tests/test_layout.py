@@ -123,3 +123,68 @@ def test_the_architecture_doc_lists_every_sub_package_with_its_role() -> None:
     }
     assert packages - listed == set()
     assert listed - packages == set()
+
+
+# Lowest first. A package may import its own layer and those below, never one above, so
+# a reader can learn the tree bottom-up; `ops` and the entry points compose everything.
+LAYERS: tuple[frozenset[str], ...] = (
+    # the reporter runs on a downstream runner with the standard library alone
+    frozenset({"crcr", "crcr.config", "crcr.failure_detail", "crcr.reporter"}),
+    frozenset({"crcr.web", "crcr.stores", "crcr.github", "crcr.oidc"}),
+    frozenset({"crcr.hud"}),
+    frozenset({"crcr.relay"}),
+    frozenset({"crcr.sandbox", "crcr.init"}),
+    frozenset({"crcr.ops", "crcr.demo", "crcr.cli", "crcr.app", "crcr.runtime", "crcr.__main__"}),
+)
+TOP_LEVEL_MODULES = {"crcr.app", "crcr.cli", "crcr.runtime", "crcr.__main__"}
+
+
+def _package_of(module: str) -> str:
+    """`crcr.relay.callback.accept` → `crcr.relay`: the second level names the part."""
+    return ".".join(module.split(".")[:2])
+
+
+def _layer_of(module: str) -> int:
+    package = _package_of(module)
+    return next(number for number, layer in enumerate(LAYERS) if package in layer)
+
+
+def _imports_between_packages() -> dict[tuple[str, str], list[str]]:
+    modules = _modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        for target in set(_imported(name, path, modules)):
+            pair = (_package_of(name), _package_of(target))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{name} → {target}")
+    return edges
+
+
+def test_every_package_has_a_layer() -> None:
+    packages = {_package_of(name) for name in _modules()}
+    layered = set().union(*LAYERS)
+    assert packages - layered == set()
+
+
+def test_no_import_runs_from_a_lower_layer_to_a_higher_one() -> None:
+    upward = {
+        f"{source} → {target}": found
+        for (source, target), found in _imports_between_packages().items()
+        if _layer_of(source) < _layer_of(target)
+    }
+    assert upward == {}
+
+
+def test_no_two_packages_import_each_other() -> None:
+    edges = _imports_between_packages()
+    mutual = sorted({tuple(sorted(pair)) for pair in edges if pair[::-1] in edges})
+    assert mutual == []
+
+
+def test_no_loose_module_at_the_top_of_the_package() -> None:
+    loose = {
+        name
+        for name, path in _modules().items()
+        if path.parent == PACKAGE and path.name != "__init__.py"
+    }
+    assert loose <= TOP_LEVEL_MODULES

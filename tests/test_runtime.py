@@ -8,9 +8,9 @@ from typing import Any
 from tests.hud.hud_bodies import completed, our_body
 from tests.relay.callback_harness import SANDBOX_API, sandbox_github_client
 
+from crcr.config.settings import load_settings
 from crcr.runtime import open_runtime
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.settings import load_settings
 from crcr.stores.sqlite.state import SqliteStateStore
 
 ALLOWLIST = """

@@ -12,18 +12,19 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
-from crcr.access_log import AccessLog
-from crcr.api_docs import mount_api_docs
-from crcr.error_bodies import install_error_handlers
-from crcr.http_wire import add_wire_middleware
-from crcr.metrics_exposition import exposition
-from crcr.openapi_document import complete_openapi
-from crcr.readiness import RESPONSES, readiness
+from crcr.config.settings import Settings, SettingsError, load_settings
+from crcr.ops.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
+from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
-from crcr.security_headers import SecurityHeaders
-from crcr.settings import Settings, SettingsError, load_settings
+from crcr.web.access_log import AccessLog
+from crcr.web.api_docs import mount_api_docs
+from crcr.web.error_bodies import install_error_handlers
+from crcr.web.http_wire import add_wire_middleware
+from crcr.web.openapi_document import complete_openapi
+from crcr.web.readiness import RESPONSES, readiness
+from crcr.web.security_headers import SecurityHeaders
 
 OpenRuntime = Callable[[Settings], Awaitable[Runtime]]
 
@@ -88,7 +89,7 @@ def create_app(
     install_error_handlers(app)
     if settings.public_docs:
         mount_api_docs(app)
-    complete_openapi(app, relay=True)
+    complete_openapi(app, relay_operations())
     app.state.settings = settings
 
     def live() -> Runtime:
@@ -146,8 +147,8 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 def create_app_from_environment() -> FastAPI:
     """Factory for uvicorn (`crcr serve`, each worker): settings and logs from the environment."""
-    from crcr.gc_tuning import freeze_what_exists, tune_for_serving
-    from crcr.logging_setup import configure_logging
+    from crcr.config.logging_setup import configure_logging
+    from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format, access_log=settings.access_log)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import httpx
 
+from crcr.config.settings import Settings
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
@@ -36,7 +37,6 @@ from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
 from crcr.relay.webhook.reruns import Rerunner
-from crcr.settings import Settings
 from crcr.stores.state import StateStore
 
 HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from crcr.demo.backends import DEGRADING_BACKEND, DEMO_BACKENDS, DEMO_UPSTREAM
 from crcr.demo.history import RUNS_PER_DAY, SLIPPING_EVERY, history_bodies
-from crcr.hud.ingest import parse_result_body
+from crcr.hud.write.ingest import parse_result_body
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 

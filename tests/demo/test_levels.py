@@ -9,10 +9,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from crcr.cli.levels import sync_levels
 from crcr.demo.backends import DEGRADING_BACKEND, DEMO_UPSTREAM
 from crcr.demo.options import DemoOptions
 from crcr.demo.stack import DemoStack
-from crcr.relay.levels.cli import sync_levels
 from crcr.runtime import Runtime
 
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import typer
 
-from crcr.secret_files import SECRET_SETTINGS
-from crcr.settings import Settings
+from crcr.config.secret_files import SECRET_SETTINGS
+from crcr.config.settings import Settings
 
 REPOSITORY = Path(__file__).resolve().parents[2]
 DEPLOY = REPOSITORY / "deploy"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from crcr.config.settings import SettingsError, load_settings
 from crcr.github.factory import github_client_from_settings
 from crcr.sandbox.github_identity import SandboxApp
-from crcr.settings import SettingsError, load_settings
 
 
 async def test_a_key_file_path_and_an_enterprise_url_make_a_client(

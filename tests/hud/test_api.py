@@ -15,8 +15,8 @@ from sqlalchemy import Engine
 from tests.hud.hud_bodies import completed, our_body
 
 from crcr.hud.component import Hud, mount_hud
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.queries import HudQueries
+from crcr.hud.write.ingest import HudIngestor
 
 TOKEN = "hud-secret"
 TODAY = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0)

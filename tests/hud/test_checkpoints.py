@@ -10,7 +10,7 @@ from tests.hud.hud_bodies import our_body
 
 from crcr.hud import ingest
 from crcr.hud.db import checkpoint_wal, create_results_engine, migrate
-from crcr.hud.ingest import HudIngestor
+from crcr.hud.write.ingest import HudIngestor
 
 
 def rows_in_database_file(path: Path) -> int:

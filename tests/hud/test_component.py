@@ -12,11 +12,11 @@ from sqlalchemy import inspect
 from tests.hud.hud_bodies import completed, our_body
 from typer.testing import CliRunner
 
+from crcr.config.settings import Settings
 from crcr.hud import cli
 from crcr.hud.component import create_hud_app, open_hud
 from crcr.hud.db import create_results_engine
-from crcr.hud.ingest import HudIngestor
-from crcr.settings import Settings
+from crcr.hud.write.ingest import HudIngestor
 
 
 async def test_the_hud_alone_migrates_ingests_and_answers(tmp_path: Path) -> None:

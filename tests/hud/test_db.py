@@ -16,9 +16,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
 from tests.postgres_schema import private_schema
 
+from crcr.config.settings import SettingsError
 from crcr.hud.db import create_results_engine, migrate, normalise_url
 from crcr.hud.models import Base
-from crcr.settings import SettingsError
 from crcr.stores.schema import SchemaTooNew
 
 

@@ -18,9 +18,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.routing import Mount
 
+from crcr.config.settings import OidcIssuer, Settings
 from crcr.oidc import KeysUnavailable, OidcVerifier, TokenRejected, VerifiedIdentity
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
-from crcr.settings import OidcIssuer, Settings
 from crcr.stores.factory import open_state_store
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore

@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from crcr.config.settings import OidcIssuer, Settings
 from crcr.github.client import GitHubClient
 from crcr.oidc import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist, parse_allowlist
@@ -36,7 +37,6 @@ from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamC
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
-from crcr.settings import OidcIssuer, Settings
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore

@@ -29,6 +29,7 @@ from tests.relay.callback_harness import (
 )
 
 from crcr.app import create_app
+from crcr.config.settings import Settings, load_settings
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.sweeper.report import SweepReport
 from crcr.relay.webhook.signature import sign_body
@@ -37,7 +38,6 @@ from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.sandbox.webhooks import pull_request_event, push_event
-from crcr.settings import Settings, load_settings
 
 UPSTREAM = "pytorch/pytorch"
 SANDBOX = SANDBOX_API

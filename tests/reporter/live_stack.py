@@ -30,12 +30,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from tests.reporter.served_apps import served_in_thread
 
 from crcr.app import create_app
+from crcr.config.settings import load_settings
 from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.webhooks import WebhookDelivery, pull_request_event
-from crcr.settings import load_settings
 
 UPSTREAM = "pytorch/pytorch"
 ACTIONS_REPO = "e2e-org/actions-backend"

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio.cluster import RedisCluster
 
-from crcr.settings import Settings, SettingsError, load_settings
+from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.stores.factory import open_state_store
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore

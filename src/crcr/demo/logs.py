@@ -1,6 +1,6 @@
 """Send the demo's logs to a file (the terminal is the live view's) and count the errors.
 
-The file takes the format `CRCR_LOG_FORMAT` chose for the terminal (crcr.logging_setup),
+The file takes the format `CRCR_LOG_FORMAT` chose for the terminal (crcr.config.logging_setup),
 and the terminal's handler is detached while the live view runs.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from crcr.logging_setup import ACCESS_LOGGER, TERMINAL_HANDLER
+from crcr.config.logging_setup import ACCESS_LOGGER, TERMINAL_HANDLER
 
 LOG_FILE = "demo.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

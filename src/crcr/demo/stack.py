@@ -23,6 +23,7 @@ from fastapi import FastAPI
 from starlette.routing import Mount
 
 from crcr.app import create_app
+from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.demo.backends import DEMO_BACKENDS, DEMO_UPSTREAM, allowlist_yaml, devices, workflows
 from crcr.demo.levels import (
     ALLOWLIST_PATH,
@@ -41,7 +42,6 @@ from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.webhooks import WebhookDelivery, send
-from crcr.settings import Settings, SettingsError, load_settings
 
 log = logging.getLogger(__name__)
 

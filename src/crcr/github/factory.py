@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from crcr.config.settings import Settings, SettingsError
 from crcr.github.client import GitHubClient
-from crcr.settings import Settings, SettingsError
 from crcr.stores.state import StateStore
 
 

@@ -14,7 +14,7 @@ from crcr import __version__
 from crcr.github import rate_limit
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
-from crcr.http_pools import ClientPools
+from crcr.web.http_pools import ClientPools
 
 API_VERSION = "2022-11-28"
 JSON_MEDIA_TYPE = "application/vnd.github+json"

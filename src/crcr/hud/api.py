@@ -14,9 +14,6 @@ from typing import Annotated, Any, Protocol
 from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
 
-from crcr.error_bodies import ErrorBody
-from crcr.http_body import BodyCut, BodyTooLarge, read_capped_body
-from crcr.hud.ingest import HudIngestor, IngestRejected
 from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
 from crcr.hud.reads.backend import BackendPage
 from crcr.hud.reads.find import MAX_QUERY, FindResult
@@ -25,7 +22,10 @@ from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.periodic import PeriodicRow
 from crcr.hud.reads.pr import PrView
 from crcr.hud.reads.summary import Summary
-from crcr.json_body import InvalidJson, load_json
+from crcr.hud.write.ingest import HudIngestor, IngestRejected
+from crcr.web.error_bodies import ErrorBody
+from crcr.web.http_body import BodyCut, BodyTooLarge, read_capped_body
+from crcr.web.json_body import InvalidJson, load_json
 
 logger = logging.getLogger(__name__)
 

@@ -22,22 +22,22 @@ from pydantic import SecretStr
 from sqlalchemy import Engine, text
 
 from crcr import __version__
-from crcr.access_log import AccessLog
-from crcr.api_docs import mount_api_docs
-from crcr.error_bodies import install_error_handlers
-from crcr.http_wire import add_wire_middleware
+from crcr.config.level_criteria import LevelCriteria
+from crcr.config.settings import Settings
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.ingest import HudIngestor
-from crcr.hud.levels.criteria import LevelCriteria
 from crcr.hud.levels.providers import DemotionLookup, LevelLookup
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
-from crcr.hud.writer import purge_older_than
-from crcr.openapi_document import complete_openapi
-from crcr.readiness import RESPONSES, readiness
-from crcr.security_headers import SecurityHeaders
-from crcr.settings import Settings
+from crcr.hud.write.ingest import HudIngestor
+from crcr.hud.write.writer import purge_older_than
+from crcr.web.access_log import AccessLog
+from crcr.web.api_docs import mount_api_docs
+from crcr.web.error_bodies import install_error_handlers
+from crcr.web.http_wire import add_wire_middleware
+from crcr.web.openapi_document import complete_openapi
+from crcr.web.readiness import RESPONSES, readiness
+from crcr.web.security_headers import SecurityHeaders
 
 logger = logging.getLogger(__name__)
 
@@ -171,7 +171,7 @@ def create_hud_app(settings: Settings) -> FastAPI:
     install_error_handlers(app)
     if settings.public_docs:
         mount_api_docs(app)
-    complete_openapi(app, relay=False)
+    complete_openapi(app)
     app.state.settings = settings
 
     @app.get("/healthz", tags=["ops"])

@@ -16,8 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 
-from crcr.private_files import private_file
-from crcr.settings import SettingsError, mask_url
+from crcr.config.private_files import private_file
+from crcr.config.settings import SettingsError, mask_url
 from crcr.stores.schema import SchemaTooNew
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 

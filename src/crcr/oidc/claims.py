@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from crcr.settings import OidcIssuer
+from crcr.config.settings import OidcIssuer
 from crcr.stores.keys import decode
 
 ALLOWED_ALGORITHM = "RS256"

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 import jwt
 
+from crcr.config.settings import OidcIssuer
 from crcr.oidc.claims import ALLOWED_ALGORITHM, KeysUnavailable, TokenRejected
-from crcr.settings import OidcIssuer
 from crcr.stores.state import StateStore
 
 JWKS_TTL_SECONDS = 3600.0

@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import jwt
 
+from crcr.config.settings import OidcIssuer, Settings
 from crcr.oidc.claims import (
     MAX_LEEWAY_SECONDS,
     TokenRejected,
@@ -23,7 +24,6 @@ from crcr.oidc.claims import (
     unverified_issuer,
 )
 from crcr.oidc.jwks import JwksCache
-from crcr.settings import OidcIssuer, Settings
 from crcr.stores.state import StateStore
 
 

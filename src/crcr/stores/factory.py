@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from crcr.private_files import private_directory, private_file
-from crcr.settings import Settings
+from crcr.config.private_files import private_directory, private_file
+from crcr.config.settings import Settings
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
 log = logging.getLogger(__name__)

@@ -14,8 +14,8 @@ import pytest
 from sqlalchemy import Engine
 from tests.hud.hud_bodies import completed, our_body
 
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.queries import HudQueries
+from crcr.hud.write.ingest import HudIngestor
 
 REPO, OTHER_REPO = "acme/xpu-backend", "acme/rocm-backend"
 PR, HEAD = 4242, "b" * 40

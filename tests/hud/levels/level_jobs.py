@@ -10,11 +10,11 @@ from sqlalchemy import Engine, delete, select
 from tests.hud.hud_bodies import our_body
 
 from crcr.hud.db import write_transaction
-from crcr.hud.ingest import parse_result_body
 from crcr.hud.levels.backfill import backfill_levels
 from crcr.hud.models import LEVEL_HISTORY
-from crcr.hud.report import JobReport
-from crcr.hud.writer import LEVEL_TABLES, write_reports
+from crcr.hud.write.ingest import parse_result_body
+from crcr.hud.write.report import JobReport
+from crcr.hud.write.writer import LEVEL_TABLES, write_reports
 
 REPO = "acme/xpu-backend"
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from fractions import Fraction
 
-from crcr.hud.levels.criteria import LevelCriteria
+from crcr.config.level_criteria import LevelCriteria
 from crcr.hud.levels.judge import Measurements, Verdict, judge
 
 CRITERIA = LevelCriteria()

@@ -19,7 +19,7 @@ from tests.hud.levels.level_jobs import (
     write,
 )
 
-from crcr.hud.levels.criteria import LevelCriteria
+from crcr.config.level_criteria import LevelCriteria
 from crcr.hud.levels.providers import Demotion
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.models import LEVEL_DAILY

@@ -18,14 +18,14 @@ from sqlalchemy import Engine
 from tests.hud.web import seed
 from tests.hud.web.seed import Clock
 
-from crcr.http_wire import add_wire_middleware
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.levels.providers import DemotionLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
-from crcr.security_headers import SecurityHeaders
+from crcr.hud.write.ingest import HudIngestor
+from crcr.web.http_wire import add_wire_middleware
+from crcr.web.security_headers import SecurityHeaders
 
 TOKEN = "test-hud-token"
 DESKTOP = {"width": 1280, "height": 900}

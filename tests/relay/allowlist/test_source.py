@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
+from crcr.config.settings import Settings, SettingsError
 from crcr.github.errors import GitHubNotFound
 from crcr.relay.allowlist.location import (
     FileLocation,
@@ -28,7 +29,6 @@ from crcr.relay.allowlist.source import (
     AllowlistSource,
     AllowlistUnavailable,
 )
-from crcr.settings import Settings, SettingsError
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore

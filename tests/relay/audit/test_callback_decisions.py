@@ -12,12 +12,12 @@ from fastapi import FastAPI
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L1_REPO, L2_REPO, Relay, callback_body
 
-from crcr.access_log import AccessLog
-from crcr.logging_setup import ACCESS_LOGGER
+from crcr.config.logging_setup import ACCESS_LOGGER
 from crcr.relay.audit.entries import IGNORED_REASON, UNAUTHENTICATED
 from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.endpoint import callback_router
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
+from crcr.web.access_log import AccessLog
 
 opener, signing_key, issuer, relay = (
     harness.opener,

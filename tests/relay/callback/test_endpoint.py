@@ -21,10 +21,10 @@ from tests.asgi_cut import post_then_vanish
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import AUDIENCE, L1_REPO, L2_REPO, Relay, callback_body
 
+from crcr.config.settings import OidcIssuer
 from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.endpoint import callback_router
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
-from crcr.settings import OidcIssuer
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
 

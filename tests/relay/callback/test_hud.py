@@ -22,8 +22,8 @@ from tests.relay.callback_harness import (
 )
 
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.models import Job
+from crcr.hud.write.ingest import HudIngestor
 from crcr.relay.callback.hud_forwarder import InProcessHudTransport
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 

@@ -17,9 +17,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from crcr.config.settings import Settings
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.ingest import HudIngestor
 from crcr.hud.models import Job
+from crcr.hud.write.ingest import HudIngestor
 from crcr.relay.callback.hud_body import build_hud_body
 from crcr.relay.callback.hud_forwarder import (
     HUD_QUEUE,
@@ -29,7 +30,6 @@ from crcr.relay.callback.hud_forwarder import (
     InProcessHudTransport,
     forwarder_from_settings,
 )
-from crcr.settings import Settings
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 

@@ -29,7 +29,7 @@ from tests.relay.checks_harness import (
     sandbox_app,
 )
 
-from crcr.relay.levels.cli import sync_levels
+from crcr.cli.levels import sync_levels
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SigningKey

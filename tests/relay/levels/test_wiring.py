@@ -11,9 +11,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from crcr.config.settings import load_settings
 from crcr.relay.allowlist.location import FileLocation, GitHubBlobLocation
 from crcr.relay.levels.wiring import level_sync, status_source
-from crcr.settings import load_settings
 
 DOCUMENT: dict[str, Any] = {"generated_at": "2026-11-25T10:00:00Z", "repos": []}
 

@@ -25,12 +25,12 @@ from tests.relay import callback_harness
 from tests.relay.callback_harness import SANDBOX_API, StoreOpener, sandbox_github_client
 
 from crcr.app import create_app
+from crcr.config.settings import load_settings
 from crcr.relay.webhook.client_payload import GITHUB_CLIENT_PAYLOAD_LIMIT, encoded_size
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.relay.webhook.signature import sign_body
 from crcr.runtime import Runtime, open_runtime
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.settings import load_settings
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "webhooks"
 SECRET = "webhook-secret-for-tests"

@@ -52,7 +52,7 @@ def status(
 
     from rich.console import Console
 
-    from crcr.cli_settings import settings_or_exit
+    from crcr.config.cli_settings import settings_or_exit
     from crcr.hud.db import create_results_engine, migrate
     from crcr.hud.levels.status import LevelStatusService
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any
 
-from crcr.hud.rollups import to_millis
+from crcr.hud.write.rollups import to_millis
 
 # What an overrun is (the reference's definition, not a threshold): over 3 hours' execution.
 OVERRUN_MS = 3 * 3600 * 1000

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
-from crcr.hud.levels.criteria import LevelCriteria
+from crcr.config.level_criteria import LevelCriteria
 
 _HOUR_MS = 3_600_000
 _MINUTE_MS = 60_000

@@ -1,7 +1,7 @@
 """The level rollups' SQL, built once per dialect and reused with bound parameters.
 
 Each statement takes one key's values (no expanding `IN` lists), so that the write path
-runs them through `crcr.hud.driver_sql`, compiled once, like the job write's own.
+runs them through `crcr.hud.write.driver_sql`, compiled once, like the job write's own.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from crcr.hud.models import (
     LEVEL_JOBS,
     LEVEL_RUNS,
 )
-from crcr.hud.statements import RollupTable, dialect_insert, rollup_table
+from crcr.hud.write.statements import RollupTable, dialect_insert, rollup_table
 
 COUNTED_KEY = ("downstream_repo", "run_id", "job_name")
 RUN_KEY = ("downstream_repo", "run_id")

@@ -14,7 +14,7 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine, select
 
-from crcr.hud.levels.criteria import LevelCriteria
+from crcr.config.level_criteria import LevelCriteria
 from crcr.hud.levels.judge import Measurements, Verdict, judge, window_for
 from crcr.hud.levels.measure import LevelSpan, level_history, measure
 from crcr.hud.levels.providers import Demotion, DemotionLookup, LevelLookup

@@ -14,7 +14,6 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from crcr.hud.driver_sql import execute_many, fetch_rows
 from crcr.hud.levels.counted import (
     CountedJob,
     DayKey,
@@ -26,7 +25,8 @@ from crcr.hud.levels.counted import (
     run_row,
 )
 from crcr.hud.levels.statements import COUNTED_KEY, LevelStatements, level_statements
-from crcr.hud.statements import RollupTable
+from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.statements import RollupTable
 
 Write = tuple[Mapping[str, Any] | None, Mapping[str, Any], datetime]
 

@@ -1,6 +1,6 @@
 """Latency percentiles per backend per day, from the per-day histograms.
 
-Approximate by design (see `crcr.hud.rollups`): within about 4.5 % of the exact value,
+Approximate by design (see `crcr.hud.write.rollups`): within about 4.5 % of the exact value,
 and the read is O(backends x days x buckets) whatever the number of jobs.
 """
 
@@ -14,7 +14,7 @@ from sqlalchemy import Engine, select
 
 from crcr.hud.models import BUCKETS
 from crcr.hud.reads.window import window_days
-from crcr.hud.rollups import EXECUTION_METRIC, QUEUE_METRIC, percentile_from_buckets
+from crcr.hud.write.rollups import EXECUTION_METRIC, QUEUE_METRIC, percentile_from_buckets
 
 Histogram = list[tuple[int, int]]
 

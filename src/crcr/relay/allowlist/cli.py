@@ -12,7 +12,7 @@ import typer
 from crcr.relay.allowlist.model import Allowlist, AllowlistError, Level, parse_allowlist
 
 if TYPE_CHECKING:
-    from crcr.settings import Settings
+    from crcr.config.settings import Settings
 
 allowlist_app = typer.Typer(
     name="allowlist",
@@ -65,9 +65,9 @@ def reload() -> None:
     arrive as a push webhook. Prints the allowlist now in force (exit 0), or why none
     could be read (exit 1: the instances keep their last good one).
     """
-    from crcr.cli_settings import settings_or_exit
+    from crcr.config.cli_settings import settings_or_exit
+    from crcr.config.settings import SettingsError
     from crcr.relay.allowlist.source import AllowlistUnavailable
-    from crcr.settings import SettingsError
     from crcr.stores.state import StateStoreUnavailable
 
     settings = settings_or_exit()

@@ -22,6 +22,7 @@ from pathlib import Path
 import httpx
 from prometheus_client import Counter, Gauge
 
+from crcr.config.settings import Settings, SettingsError
 from crcr.github.errors import GitHubError
 from crcr.relay.allowlist.location import (
     AllowlistLocation,
@@ -32,7 +33,6 @@ from crcr.relay.allowlist.location import (
     ttl_floor,
 )
 from crcr.relay.allowlist.model import Allowlist, AllowlistError, Level, parse_allowlist
-from crcr.settings import Settings, SettingsError
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
 logger = logging.getLogger(__name__)

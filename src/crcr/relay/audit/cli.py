@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 if TYPE_CHECKING:
-    from crcr.settings import Settings
+    from crcr.config.settings import Settings
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -63,7 +63,7 @@ def audit(
     SQLite file in CRCR_DATA_DIR) for CRCR_AUDIT_DAYS, at most CRCR_AUDIT_MAX_PER_REPO
     per repo. Callbacks whose token failed verification are under '(unauthenticated)'.
     """
-    from crcr.cli_settings import settings_or_exit
+    from crcr.config.cli_settings import settings_or_exit
     from crcr.stores.state import StateStoreUnavailable
 
     if kind is not None and kind not in KINDS:

@@ -23,9 +23,9 @@ from typing import Any
 
 from prometheus_client import Counter
 
-from crcr.access_log import carry_on_request_line
 from crcr.relay.audit.entries import ACCEPTED, DUPLICATE, CallbackFacts, callback_entry
 from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.web.access_log import carry_on_request_line
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crcr.error_bodies import error_body
 from crcr.relay.allowlist.model import Level
 from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook, CallbackDeps
 from crcr.relay.callback.hud_body import (
@@ -42,6 +41,7 @@ from crcr.relay.callback.job_state import (
 from crcr.relay.callback.schema import CallbackBody, ParsedCallback
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import JobRecord
+from crcr.web.error_bodies import error_body
 
 log = logging.getLogger(__name__)
 

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from crcr.config.settings import Settings
 from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.trail import AuditTrail
@@ -17,7 +18,6 @@ from crcr.relay.callback.schema import CallbackBody
 from crcr.relay.callback.self_report import CommitExists
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.reporter.post import REQUEST_TIMEOUT
-from crcr.settings import Settings
 from crcr.stores.state import StateStore
 
 

@@ -19,8 +19,6 @@ from fastapi import APIRouter
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from crcr.error_bodies import error_body, new_request_id
-from crcr.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
 from crcr.relay.audit.entries import CallbackFacts
@@ -52,7 +50,9 @@ from crcr.relay.callback.token_binding import (
 )
 from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import StateStoreUnavailable
-from crcr.web_urls import github_web_url
+from crcr.web.error_bodies import error_body, new_request_id
+from crcr.web.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
+from crcr.web.web_urls import github_web_url
 
 log = logging.getLogger(__name__)
 

@@ -19,11 +19,11 @@ from typing import Any, Protocol
 
 import httpx
 
-from crcr.http_pools import ClientPools
+from crcr.config.settings import Settings
 from crcr.relay.callback.metrics import HUD_FORWARDS
-from crcr.settings import Settings
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.state import StateStore
+from crcr.web.http_pools import ClientPools
 
 log = logging.getLogger(__name__)
 

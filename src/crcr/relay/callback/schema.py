@@ -22,9 +22,9 @@ from pydantic import (
 )
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
-from crcr.json_body import InvalidJson, load_json
 from crcr.relay.callback.job_state import ReportedStatus
-from crcr.web_urls import web_url_problem
+from crcr.web.json_body import InvalidJson, load_json
+from crcr.web.web_urls import web_url_problem
 
 MAX_BODY_BYTES = 1024 * 1024
 # Caps on what a job record keeps of a callback (the HUD's own column limits): with

@@ -11,7 +11,7 @@ from fnmatch import fnmatchcase
 from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import TokenConstraints
 from crcr.relay.callback.schema import CallbackRejected, ParsedCallback
-from crcr.web_urls import actions_run_url, is_run_url_of
+from crcr.web.web_urls import actions_run_url, is_run_url_of
 
 
 class NotThisRepository(Exception):

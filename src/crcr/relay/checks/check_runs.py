@@ -21,7 +21,7 @@ from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
 from crcr.stores.state import JobRecord
-from crcr.web_urls import is_web_url
+from crcr.web.web_urls import is_web_url
 
 CHECK_NAME_PREFIX = "crcr/"
 CHECKS_WANTED_FLAG = "checks-wanted"

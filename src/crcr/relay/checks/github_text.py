@@ -15,7 +15,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from crcr.relay.allowlist.syntax import login_or_none
-from crcr.web_urls import is_web_url
+from crcr.web.web_urls import is_web_url
 
 MAX_NAME_CHARS = 200
 """Longer names are cut (with `…`): a check-run summary is no place for a paragraph."""

@@ -31,6 +31,7 @@ from typing import Protocol
 
 from prometheus_client import Counter
 
+from crcr.config.settings import Settings
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubError, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist, Level
@@ -52,7 +53,6 @@ from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
-from crcr.settings import Settings
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from crcr.config.settings import Settings
 from crcr.github.errors import GitHubError
 from crcr.relay.allowlist.model import Allowlist, AllowlistEntry, Level
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.audit.entries import CALLBACK, CHECK_RUN, DISPATCH, REFUSED, UNAUTHENTICATED
 from crcr.relay.doctor.github_app import AppLookups
-from crcr.settings import Settings
 from crcr.stores.state import StateStore
 
 REPORT_STEP = (

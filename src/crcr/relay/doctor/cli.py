@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:
+    from crcr.config.settings import Settings
     from crcr.relay.doctor.checks import Check
-    from crcr.settings import Settings
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
@@ -30,8 +30,8 @@ def doctor(
     CRCR_GITHUB_APP_PRIVATE_KEY) and reads the audit trail in the state store. Prints the
     next step for the first failing check; exits 0 only when every check passes.
     """
-    from crcr.cli_settings import settings_or_exit
-    from crcr.settings import SettingsError
+    from crcr.config.cli_settings import settings_or_exit
+    from crcr.config.settings import SettingsError
     from crcr.stores.state import StateStoreUnavailable
 
     if not _REPO.match(repo):
@@ -67,13 +67,13 @@ def report_lines(repo: str, checks: list[Check]) -> list[str]:
 
 async def run_doctor(settings: Settings, repo: str) -> list[Check]:
     """Open the store, the allowlist and the App's GitHub client; run the checks."""
+    from crcr.config.settings import SettingsError
     from crcr.github.factory import github_client_from_settings
     from crcr.relay.allowlist.source import AllowlistSource
     from crcr.relay.doctor.checks import Subject, diagnose
     from crcr.relay.doctor.github_app import AppLookups
-    from crcr.settings import SettingsError
     from crcr.stores.factory import open_state_store
-    from crcr.web_urls import github_web_url
+    from crcr.web.web_urls import github_web_url
 
     store = await open_state_store(settings)
     app: AppLookups | None = None

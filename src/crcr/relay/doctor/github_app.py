@@ -9,12 +9,12 @@ from typing import Any
 
 import httpx
 
+from crcr.config.settings import Settings, SettingsError
 from crcr.github.app_jwt import AppJwtSigner
 from crcr.github.client import repo_path
 from crcr.github.errors import GitHubNotFound
 from crcr.github.http import GitHubHttp
 from crcr.github.retry import RetryPolicy
-from crcr.settings import Settings, SettingsError
 
 
 class AppLookups:

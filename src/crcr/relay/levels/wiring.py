@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 import httpx
 
+from crcr.config.settings import Settings
 from crcr.github.client import GitHubClient
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.location import AllowlistLocation, GitHubBlobLocation
@@ -14,7 +15,6 @@ from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.refresh import LevelRefresh
 from crcr.relay.levels.status import LevelStatusSource, http_level_status, level_status_url
 from crcr.relay.levels.sync import LevelSync
-from crcr.settings import Settings
 from crcr.stores.state import StateStore
 
 

@@ -19,6 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from crcr.config.settings import Settings
 from crcr.relay.callback.deps import AcceptedHook
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.callback.hud_retry import hud_queue_handler
@@ -28,7 +29,6 @@ from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
 from crcr.relay.sweeper.overdue import OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.settings import Settings
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
 __all__ = ["BUSY_INTERVAL", "LOCK_NAME", "BackgroundSweeper", "Sweeper"]

@@ -11,9 +11,6 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
-from crcr.error_bodies import error_response, new_request_id
-from crcr.http_body import BodyCut, BodyTooLarge, read_capped_stream
-from crcr.json_body import InvalidJson, load_json
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
@@ -21,6 +18,9 @@ from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, 
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
 from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
 from crcr.stores.state import StateStoreUnavailable
+from crcr.web.error_bodies import error_response, new_request_id
+from crcr.web.http_body import BodyCut, BodyTooLarge, read_capped_stream
+from crcr.web.json_body import InvalidJson, load_json
 
 log = logging.getLogger(__name__)
 
@@ -215,6 +215,6 @@ def _answer(status: int, event: str, outcome: str, **body: Any) -> JSONResponse:
 
 
 def _refuse(status: int, event: str, outcome: str, detail: str, **optional: Any) -> JSONResponse:
-    """An error answer, in the shape of every error body (crcr.error_bodies)."""
+    """An error answer, in the shape of every error body (crcr.web.error_bodies)."""
     metrics.WEBHOOKS.labels(event=metrics.event_label(event), outcome=outcome).inc()
     return error_response(status, detail, **optional)

@@ -14,11 +14,11 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crcr.error_bodies import error_body
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubNotFound
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.checks.check_runs import CHECK_NAME_PREFIX, DownstreamRun, downstream_run_of
+from crcr.web.error_bodies import error_body
 
 log = logging.getLogger(__name__)
 

@@ -1,0 +1,167 @@
+"""The `crcr` command line: composes each component's commands."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+
+import typer
+
+from crcr.config.cli_settings import settings_or_exit
+from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
+
+app = typer.Typer(
+    name="crcr",
+    help="Cross-Repository CI Relay: relay upstream GitHub events to downstream CI.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+def version_text() -> str:
+    """What `crcr version` and `crcr --version` print: the package version and the schema
+    versions of this code and, where the settings name them, of the stored data."""
+    from crcr.config.settings import SettingsError, load_settings
+    from crcr.ops.versions import describe_versions
+
+    try:
+        settings = load_settings()
+    except SettingsError as exc:
+        typer.echo(f"crcr: stored data not read: {exc}", err=True)
+        return describe_versions()
+    return describe_versions(settings)
+
+
+@app.command()
+def version() -> None:
+    """Print the crcr version, and the schema versions of this code and of the stored data."""
+    typer.echo(version_text())
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(version_text())
+        raise typer.Exit()
+
+
+def _one_of(choices: tuple[str, ...]) -> Callable[[str | None], str | None]:
+    def check(value: str | None) -> str | None:
+        if value is not None and value.lower() not in choices:
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(choices)}")
+        return value.lower() if value else value
+
+    return check
+
+
+@app.callback()
+def _root(
+    log_level: str = typer.Option(
+        "info",
+        envvar="CRCR_LOG_LEVEL",
+        callback=_one_of(LOG_LEVELS),
+        help=f"Least severe log level shown: {', '.join(LOG_LEVELS)}.",
+    ),
+    log_format: str | None = typer.Option(
+        None,
+        envvar="CRCR_LOG_FORMAT",
+        callback=_one_of(LOG_FORMATS),
+        help="Log lines as json or text  [default: text on a terminal, else json]",
+    ),
+    _version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print the version (as `crcr version`) and exit.",
+    ),
+) -> None:
+    """Cross-Repository CI Relay: relay upstream GitHub events to downstream CI."""
+    configure_logging(log_level, log_format)
+
+
+@app.command()
+def serve(
+    host: str = typer.Option("127.0.0.1", envvar="CRCR_HOST", help="Interface to bind."),
+    port: int = typer.Option(8000, envvar="CRCR_PORT", help="TCP port to listen on."),
+    workers: int = typer.Option(1, min=1, envvar="CRCR_WORKERS", help="Worker processes."),
+    access_log: bool = typer.Option(
+        True,
+        envvar="CRCR_ACCESS_LOG",
+        help="Log every request (about a tenth of the CPU of a callback).",
+    ),
+) -> None:
+    """Run the relay and the HUD (settings from CRCR_* variables)."""
+    import uvicorn
+
+    from crcr.config.logging_setup import uvicorn_log_config
+    from crcr.ops.metrics_exposition import metrics_shared_by_workers
+    from crcr.ops.shutdown import exit_zero_on_sigterm
+
+    settings = settings_or_exit()
+    missing = settings.missing_for_serving()
+    if missing:
+        typer.echo(f"crcr serve: missing required settings: {', '.join(missing)}", err=True)
+        raise typer.Exit(2)
+    from crcr.ops.versions import check_stores, refusing_newer_data
+
+    with refusing_newer_data("crcr serve"):
+        check_stores(settings)
+    exit_zero_on_sigterm()
+    with metrics_shared_by_workers(workers):
+        uvicorn.run(
+            "crcr.app:create_app_from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_config=uvicorn_log_config(access_log=access_log),
+            access_log=False,  # crcr.web.access_log writes it, with the duration
+            # SIGTERM: stop accepting, let requests in flight finish (this long at most),
+            # then the lifespan's shutdown stops the sweeper and gives its lock up.
+            timeout_graceful_shutdown=settings.shutdown_grace,
+        )
+
+
+def main() -> None:
+    """Console-script entry point."""
+    _register_component_commands()
+    app(prog_name="crcr")
+
+
+def _register_component_commands() -> None:
+    """Attach the commands each component contributes (kept out of this module)."""
+    from crcr.cli import dispatch as dispatch_cli
+    from crcr.cli import hud as hud_cli
+    from crcr.cli import sweep as sweep_cli
+    from crcr.cli.levels import add_sync_command
+    from crcr.demo import cli as demo_cli
+    from crcr.hud.levels import cli as levels_cli
+    from crcr.init import cli as init_cli
+    from crcr.relay.allowlist import cli as allowlist_cli
+    from crcr.relay.audit import cli as audit_cli
+    from crcr.relay.doctor import cli as doctor_cli
+    from crcr.reporter import cli as reporter_cli
+    from crcr.sandbox import cli as sandbox_cli
+
+    components = (
+        allowlist_cli,
+        audit_cli,
+        doctor_cli,
+        sweep_cli,
+        dispatch_cli,
+        hud_cli,
+        levels_cli,
+        reporter_cli,
+        sandbox_cli,
+        demo_cli,
+        init_cli,
+    )
+    # `crcr levels` is the HUD's group (`status`); the relay adds `sync` to it.
+    add_sync_command(levels_cli.levels_app)
+    for component in components:
+        component.register(app)
+
+
+if __name__ == "__main__":
+    main()
+    sys.exit(0)

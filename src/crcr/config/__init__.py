@@ -1,0 +1,1 @@
+"""How a crcr process is configured: settings, secrets, config text, logging."""

@@ -1,0 +1,1 @@
+"""The HUD's write path: a report ingested, merged and written with its rollups."""

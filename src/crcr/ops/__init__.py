@@ -1,0 +1,1 @@
+"""Running a serving process: versions of code and data, shutdown, GC, metrics."""
