@@ -33,7 +33,7 @@ from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.callback.job_state import JobKey, JobState
 from crcr.relay.callback.metrics import QUEUE_DEPTH
-from crcr.relay.sweeper import cli as sweep_cli
+from crcr.cli import sweep as sweep_cli
 from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.sweeper.leadership import Leadership
