@@ -9,6 +9,7 @@ import os
 import socket
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from tests.logging_restore import restore_logging  # noqa: F401  (autouse)
@@ -87,6 +88,39 @@ def cluster_namespace() -> str:
     Nothing is deleted afterwards: the cluster is this session's alone and dies with it.
     """
     return f"crcr:test-{uuid.uuid4().hex[:12]}:"
+
+
+TESTS = Path(__file__).resolve().parent
+
+# `make floors` runs the tests marked `floors` on the lowest versions pyproject.toml allows.
+# They are the tests of the code that calls the runtime dependencies' APIs itself, chosen
+# by directory (under tests/) so that a test moving within one keeps its mark:
+FLOORS = (
+    ".",  # tests/test_*.py: the app and the CLI (FastAPI, Starlette, typer, uvicorn, rich)
+    "web",  # the HTTP edge: bodies, wire, headers, errors, API docs (Starlette, orjson, ...)
+    "ops",  # settings, secrets, logging, readiness, versions (pydantic-settings, PyYAML, ...)
+    "stores",  # the state store (redis, hiredis, orjson; SQLite through anyio)
+    "hud",  # the results store and its pages (SQLAlchemy, alembic, psycopg, Jinja2, FastAPI)
+    "oidc",  # token verification (PyJWT, cryptography, httpx)
+    "github",  # the GitHub client (httpx, PyJWT, cryptography)
+    "sandbox",  # the sandbox GitHub the tests talk to (Starlette, PyJWT, uvicorn)
+    "relay/callback",  # the callback edge (Starlette, pydantic, orjson, httpx)
+    "relay/allowlist",  # the allowlist source (httpx, PyYAML)
+)
+
+
+def _in_floors(path: Path) -> bool:
+    if not path.is_relative_to(TESTS):
+        return False
+    where = path.parent.relative_to(TESTS).as_posix()
+    return any(where == top or where.startswith(f"{top}/") for top in FLOORS)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests under FLOORS `floors` (`make floors` selects them with `-m floors`)."""
+    for item in items:
+        if _in_floors(item.path):
+            item.add_marker(pytest.mark.floors)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -131,14 +131,16 @@ class StandInHud:
         return next(iter(self.rows.values()))
 
 
-def sandbox_github_client(sandbox: SandboxGitHub, store: StateStore) -> GitHubClient:
+def sandbox_github_client(
+    sandbox: SandboxGitHub, store: StateStore, *, timeout: float = 0.5
+) -> GitHubClient:
     """A GitHub client bound in-process to the sandbox, with short timeouts and backoff."""
     return GitHubClient(
         SANDBOX_API,
         sandbox.app.app_id,
         sandbox.app.private_key_pem,
         store,
-        timeout=0.5,
+        timeout=timeout,
         backoff_base=0.01,
         backoff_cap=0.05,
         transport=httpx.ASGITransport(app=create_sandbox_app(sandbox)),

@@ -268,4 +268,8 @@ async def world(
         # Level verdicts would demote a backend after its first failure; the check-run
         # scenarios run them only where they say so (tests/relay/levels).
         opened.runtime.sweeper.extra_steps.clear()
+        # The scenarios read GitHub right after a callback, so the inline attempt must
+        # finish: on a loaded machine (the suite runs on every core) one can overrun the
+        # 1 s production budget and be left to the queue, which no scenario here is about.
+        opened.checks.inline_budget = opened.checks.backfill_budget = 30.0
         yield opened
