@@ -26,6 +26,7 @@ from tests.relay.callback_harness import L2_REPO, Relay, StoreOpener, callback_b
 from tests.waiting import eventually
 from typer.testing import CliRunner
 
+from crcr.cli import sweep as sweep_cli
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import Job
 from crcr.relay.callback.accept import COMPLETION_GRACE
@@ -33,7 +34,6 @@ from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.callback.job_state import JobKey, JobState
 from crcr.relay.callback.metrics import QUEUE_DEPTH
-from crcr.cli import sweep as sweep_cli
 from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.sweeper.leadership import Leadership
