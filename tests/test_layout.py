@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "src"
 PACKAGE = SOURCE / "crcr"
@@ -188,3 +190,30 @@ def test_no_loose_module_at_the_top_of_the_package() -> None:
         if path.parent == PACKAGE and path.name != "__init__.py"
     }
     assert loose <= TOP_LEVEL_MODULES
+
+
+def _imports_between_children(parent: str) -> dict[tuple[str, str], list[str]]:
+    """Imports from one child of `parent` (a sub-package or module) to another."""
+    depth = len(parent.split(".")) + 1
+    modules = _modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        if not name.startswith(parent + "."):
+            continue
+        for target in set(_imported(name, path, modules)):
+            if not target.startswith(parent + "."):
+                continue
+            pair = (".".join(name.split(".")[:depth]), ".".join(target.split(".")[:depth]))
+            if pair[0] != pair[1]:
+                edges.setdefault(pair, []).append(f"{name} → {target}")
+    return edges
+
+
+@pytest.mark.parametrize("parent", ["crcr.hud"])
+def test_no_two_sibling_sub_packages_import_each_other(parent: str) -> None:
+    edges = _imports_between_children(parent)
+    mutual = {
+        f"{a} ↔ {b}": sorted(edges[a, b] + edges[b, a])
+        for a, b in sorted({tuple(sorted(pair)) for pair in edges if pair[::-1] in edges})
+    }
+    assert mutual == {}

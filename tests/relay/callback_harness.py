@@ -1,14 +1,14 @@
 """A relay's downstream side, assembled from real parts, for the callback/sweeper tests.
 
 Real state stores (SQLite file, Redis namespace), the sandbox OIDC issuer served in
-process, a real allowlist, and a stand-in HUD: an HTTP service with the SPEC §6 row
-semantics (one row per job execution, later writes do not clobber absent fields)
-that can be switched down to answer 503.
+process, a real allowlist, and the real HUD on a SQLite file of the test's own, which
+can be switched down to answer 503 or slowed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -19,13 +19,20 @@ from typing import Any
 import httpx
 import pytest
 from fastapi import FastAPI
+from pydantic import SecretStr
+from sqlalchemy import select
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Mount, Route
 
 from crcr.config.settings import OidcIssuer, Settings
 from crcr.github.client import GitHubClient
+from crcr.hud.component import Hud, mount_hud
+from crcr.hud.db import create_results_engine, migrate
+from crcr.hud.models import JOBS
+from crcr.hud.queries import HudQueries
+from crcr.hud.write.ingest import HudIngestor
 from crcr.oidc import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist, parse_allowlist
 from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
@@ -45,7 +52,9 @@ SANDBOX_API = "http://github.sandbox"
 
 ISSUER_URL = "http://sandbox.test/oidc"
 AUDIENCE = "pytorch-cross-repo-ci-relay"
-HUD_URL = "http://hud.test/api/crcr/results"
+HUD_ROOT = "http://hud.test"
+RESULTS_PATH = "/api/crcr/results"
+HUD_URL = HUD_ROOT + RESULTS_PATH
 HUD_TOKEN = "hud-shared-secret"
 UPSTREAM = "pytorch/pytorch"
 L1_REPO, L2_REPO, L4_REPO = "org1/dispatch-only", "org2/l2-backend", "org4/critical"
@@ -76,59 +85,79 @@ class Clock:
 
 
 class StandInHud:
-    """An HTTP HUD with SPEC §6 row semantics, kept across relay restarts."""
+    """The real HUD (its API and ingestion over a SQLite file), which a test can slow or take down.
 
-    def __init__(self) -> None:
-        self.rows: dict[tuple[str, ...], dict[str, Any]] = {}
-        self.writes = 0
-        self.received: list[dict[str, Any]] = []
+    Kept across relay restarts like a real HUD. `down` answers 503 as a HUD under
+    maintenance would, `delay` holds each body before it is looked at; everything else is
+    the real route's answer, so rows are keyed as the HUD keys them and refusals read
+    `{"detail": ...}`.
+    """
+
+    def __init__(self, database: Path) -> None:
+        self.engine = create_results_engine(f"sqlite:///{database}")
+        migrate(self.engine)
+        self.hud = Hud(
+            engine=self.engine,
+            ingestor=HudIngestor(self.engine),
+            queries=HudQueries(self.engine),
+            token=SecretStr(HUD_TOKEN),
+            retention_days=90,
+        )
+        real = FastAPI()
+        mount_hud(real, self._the_hud)
+        self._real = httpx.AsyncClient(transport=httpx.ASGITransport(app=real), base_url=HUD_ROOT)
+        self.writes = 0  # bodies the real HUD answered 2xx
+        self.received: list[Any] = []  # bodies that reached the real HUD, parsed
         self.refused = 0  # bodies answered 503 while down
         self.down = False
         self.delay = 0.0
-        self.app = Starlette(routes=[Route("/api/crcr/results", self._ingest, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route(RESULTS_PATH, self._ingest, methods=["POST"]),
+                Mount("/", app=real),
+            ]
+        )
 
-    async def _ingest(self, request: Request) -> JSONResponse:
+    def _the_hud(self, request: Request) -> Hud:
+        return self.hud
+
+    async def _ingest(self, request: Request) -> Response:
         if self.delay:
             await asyncio.sleep(self.delay)
         if self.down:
             self.refused += 1
-            return JSONResponse({"error": "down for maintenance"}, 503)
-        if request.headers.get("x-hud-internal-bot") != HUD_TOKEN:
-            return JSONResponse({"error": "unauthorized"}, 401)
-        body = json.loads(await request.body())
-        self.received.append(body)
-        trusted, callback = body["trusted"], body["untrusted"]["callback_payload"]
-        workflow = callback["workflow"]
-        if workflow.get("conclusion") == "rejected-by-hud":
-            return JSONResponse({"error": "conclusion is not a check-run conclusion"}, 422)
-        key = (
-            trusted["verified_repo"].lower(),
-            callback["delivery_id"],
-            workflow["name"],
-            workflow.get("job_name", ""),
-            str(workflow.get("check_run_id") or ""),
-            str(workflow["run_attempt"]),
-        )
-        fields = {
-            "status": workflow["status"],
-            "conclusion": workflow.get("conclusion"),
-            "queue_time": trusted["ci_metrics"]["queue_time"],
-            "execution_time": trusted["ci_metrics"]["execution_time"],
-            "head_sha": (trusted.get("dispatch") or {}).get("head_sha"),
-            "pr_number": (trusted.get("dispatch") or {}).get("pr_number"),
-            "level": trusted["downstream_repo_level"],
-            "sha_verified": trusted.get("sha_verified"),
-            "completed_at": workflow.get("completed_at"),
-            "url": workflow.get("url"),
-        }
-        row = self.rows.setdefault(key, {})
-        row.update({name: value for name, value in fields.items() if value is not None})
-        self.writes += 1
-        return JSONResponse({"ok": True})
+            return JSONResponse({"detail": "down for maintenance"}, 503)
+        body = await request.body()
+        with contextlib.suppress(ValueError):
+            self.received.append(json.loads(body))
+        kept = {k: v for k, v in request.headers.items() if k not in ("host", "content-length")}
+        answer = await self._real.post(RESULTS_PATH, content=body, headers=kept)
+        if answer.is_success:
+            self.writes += 1
+        return Response(answer.content, answer.status_code, media_type="application/json")
+
+    @property
+    def rows(self) -> dict[str, dict[str, Any]]:
+        """The stored job rows by job key, in the order they were first written."""
+        with self.engine.connect() as connection:
+            found = connection.execute(select(JOBS).order_by(JOBS.c.id)).mappings()
+            return {row["job_key"]: dict(row) for row in found}
 
     def only_row(self) -> dict[str, Any]:
-        assert len(self.rows) == 1, self.rows
-        return next(iter(self.rows.values()))
+        rows = self.rows
+        assert len(rows) == 1, rows
+        return next(iter(rows.values()))
+
+    async def close(self) -> None:
+        await self._real.aclose()
+        await self.hud.ingestor.close()
+        self.engine.dispose()
+
+    async def __aenter__(self) -> StandInHud:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
 
 
 def sandbox_github_client(
@@ -357,18 +386,19 @@ async def build_relay(
 
 
 def outside_world(issuer: SandboxIssuer, hud: StandInHud) -> httpx.AsyncClient:
-    """One HTTP client reaching the sandbox issuer and the stand-in HUD in process."""
+    """One HTTP client reaching the sandbox issuer and the HUD in process."""
     app = Starlette(routes=[Mount("/oidc", routes=issuer.routes()), Mount("/", app=hud.app)])
     return httpx.AsyncClient(transport=httpx.ASGITransport(app=app))
 
 
 @pytest.fixture
-async def relay(opener: StoreOpener, issuer: SandboxIssuer) -> AsyncIterator[Relay]:
-    """A relay on a fresh store, reporting to a stand-in HUD that is up."""
-    hud = StandInHud()
+async def relay(opener: StoreOpener, issuer: SandboxIssuer, tmp_path: Path) -> AsyncIterator[Relay]:
+    """A relay on a fresh store, reporting to a HUD of its own that is up."""
+    hud = StandInHud(tmp_path / "hud.db")
     store = await opener.open()
     async with outside_world(issuer, hud) as http:
         built = await build_relay(store, hud, issuer, Clock(), http)
         async with built.client:
             yield built
     await store.close()
+    await hud.close()

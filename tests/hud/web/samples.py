@@ -7,8 +7,8 @@ from typing import Any
 
 from crcr.hud.reads.backend import BackendPage, BackendStats, JobAttempt, JobCell, Pagination, PrRow
 from crcr.hud.reads.latency import LatencyPoint
-from crcr.hud.reads.records import JobRecord
 from crcr.hud.reads.summary import BackendSummaryRow, TrendPoint
+from crcr.hud.records import JobRecord
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAYS = tuple(date(2026, 3, 4) + timedelta(days=i) for i in range(7))

@@ -10,6 +10,7 @@ import json
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -53,10 +54,13 @@ def buildkite() -> SandboxIssuer:
 
 @pytest.fixture
 async def relay(
-    opener: harness.StoreOpener, issuer: SandboxIssuer, buildkite: SandboxIssuer
+    opener: harness.StoreOpener,
+    issuer: SandboxIssuer,
+    buildkite: SandboxIssuer,
+    tmp_path: Path,
 ) -> AsyncIterator[Relay]:
     """The harness's relay, also trusting a Buildkite issuer whose pipeline is the L2 repo."""
-    hud = harness.StandInHud()
+    hud = harness.StandInHud(tmp_path / "hud.db")
     store = await opener.open()
     world = Starlette(
         routes=[
@@ -72,6 +76,7 @@ async def relay(
         async with built.client:
             yield built
     await store.close()
+    await hud.close()
 
 
 def _claims(issuer: SandboxIssuer, **overrides: Any) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import time
+from pathlib import Path
 
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import (
@@ -42,10 +43,11 @@ def closed_port_url() -> str:
     return f"redis://127.0.0.1:{port}/0"
 
 
-async def test_an_unreachable_store_fails_closed_with_503(issuer: SandboxIssuer) -> None:
-    hud = StandInHud()
+async def test_an_unreachable_store_fails_closed_with_503(
+    issuer: SandboxIssuer, tmp_path: Path
+) -> None:
     dead = RedisStateStore.from_url(closed_port_url(), timeout=0.2)
-    async with outside_world(issuer, hud) as http:
+    async with StandInHud(tmp_path / "hud.db") as hud, outside_world(issuer, hud) as http:
         built = await build_relay(dead, hud, issuer, Clock(), http)
         async with built.client:
             response = await built.post(callback_body("d-1"))
@@ -77,7 +79,7 @@ async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Rel
 
     refused = await relay.post(callback_body("d-1", "completed", "rejected-by-hud"))
 
-    assert refused.status_code == 422
+    assert refused.status_code == 400  # the HUD's own answer, passed on
     assert "conclusion" in refused.json()["detail"]
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
     assert [event.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
@@ -165,7 +167,8 @@ async def test_a_self_report_does_not_wait_long_for_github(relay: Relay) -> None
     )
 
     assert response.json() == {"status": "accepted"}
-    assert relay.hud.only_row()["sha_verified"] is False
+    assert len(relay.hud.rows) == 1
+    assert relay.hud.received[-1]["trusted"]["sha_verified"] is False
 
 
 def job_key(delivery_id: str) -> str:
@@ -173,11 +176,10 @@ def job_key(delivery_id: str) -> str:
 
 
 async def test_hud_down_answers_202_and_the_row_arrives_after_a_restart(
-    opener: StoreOpener, issuer: SandboxIssuer
+    opener: StoreOpener, issuer: SandboxIssuer, tmp_path: Path
 ) -> None:
-    hud = StandInHud()
     clock = Clock()
-    async with outside_world(issuer, hud) as http:
+    async with StandInHud(tmp_path / "hud.db") as hud, outside_world(issuer, hud) as http:
         store = await opener.open()
         first = await build_relay(store, hud, issuer, clock, http)
         await first.dispatch("d-1")
@@ -202,8 +204,8 @@ async def test_hud_down_answers_202_and_the_row_arrives_after_a_restart(
         assert (await reopened.queue_stats(HUD_QUEUE)).depth == 0
         await reopened.close()
 
-    assert report.handled[HUD_QUEUE] == {"done": 1}
-    row = hud.only_row()
+        assert report.handled[HUD_QUEUE] == {"done": 1}
+        row = hud.only_row()
     assert (row["status"], row["conclusion"]) == ("completed", "failure")
 
 

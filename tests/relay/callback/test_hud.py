@@ -41,11 +41,15 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
 
 
 @pytest.fixture
-async def relay(opener: StoreOpener, issuer: SandboxIssuer, engine: Engine) -> AsyncIterator[Relay]:
+async def relay(
+    opener: StoreOpener, issuer: SandboxIssuer, engine: Engine, tmp_path: Path
+) -> AsyncIterator[Relay]:
+    """A relay writing to the HUD in process; the HTTP one beside it is never reached."""
     store = await opener.open()
     transport = InProcessHudTransport(HudIngestor(engine))
-    async with outside_world(issuer, StandInHud()) as http:
-        built = await build_relay(store, StandInHud(), issuer, Clock(), http, transport=transport)
+    unused = StandInHud(tmp_path / "unused-hud.db")
+    async with unused, outside_world(issuer, unused) as http:
+        built = await build_relay(store, unused, issuer, Clock(), http, transport=transport)
         async with built.client:
             yield built
     await store.close()

@@ -118,9 +118,12 @@ async def test_a_callback_at_every_cap_stays_inside_the_stated_bound(relay: Rela
         },
     )
 
+    # The HUD refuses such values itself (a timestamp that is not one, a 40-letter
+    # conclusion); down, it refuses nothing, and the relay keeps the job as it would.
+    relay.hud.down = True
     started = await relay.post(body)
     body["workflow"].update(status="completed", conclusion="c" * 40, completed_at="e" * 40)
     finished = await relay.post(body)
 
-    assert (started.status_code, finished.status_code) == (200, 200), finished.text
+    assert (started.status_code, finished.status_code) == (202, 202), finished.text
     assert await stored_size(relay, delivery, body) <= MAX_JOB_RECORD_BYTES

@@ -102,11 +102,11 @@ async def test_a_rerun_is_a_new_job_without_queue_time(relay: Relay) -> None:
 
     assert rerun_started.json() == {"status": "accepted"}
     assert rerun_finished.json() == {"status": "accepted"}
-    rows = {key[-1]: row for key, row in relay.hud.rows.items()}
-    assert rows["1"]["conclusion"] == "failure"
-    assert rows["2"]["conclusion"] == "success"
-    assert "queue_time" not in rows["2"]
-    assert rows["2"]["execution_time"] == 30.0
+    rows = {row["run_attempt"]: row for row in relay.hud.rows.values()}
+    assert rows[1]["conclusion"] == "failure"
+    assert rows[2]["conclusion"] == "success"
+    assert rows[2]["queue_time"] is None
+    assert rows[2]["execution_time"] == 30.0
 
 
 async def test_a_late_completion_replaces_the_sweepers_timeout(relay: Relay) -> None:

@@ -50,7 +50,8 @@ async def test_a_run_link_to_another_repository_becomes_the_verified_runs_page(
     response = await relay.post(body)
 
     assert response.json() == {"status": "accepted"}
-    assert relay.hud.only_row()["url"] == f"https://github.com/{L2_REPO}/actions/runs/9001"
+    run_page = f"https://github.com/{L2_REPO}/actions/runs/9001"
+    assert relay.hud.only_row()["workflow_run_url"] == run_page
 
 
 async def test_a_run_link_to_one_of_the_runs_own_attempts_is_kept(relay: Relay) -> None:
@@ -61,7 +62,7 @@ async def test_a_run_link_to_one_of_the_runs_own_attempts_is_kept(relay: Relay) 
 
     await relay.post(body)
 
-    assert relay.hud.only_row()["url"] == own
+    assert relay.hud.only_row()["workflow_run_url"] == own
 
 
 # --- the run and the repository are the token's ------------------------------------

@@ -196,9 +196,9 @@ async def test_a_nightly_report_needs_no_dispatch_and_is_verified_upstream(
     assert first.json() == {"status": "accepted"}
     assert second.json() == {"status": "accepted"}
     assert asked == [("pytorch/pytorch", NIGHTLY_SHA)]  # cached after the first look-up
+    assert [body["trusted"]["sha_verified"] for body in relay.hud.received] == [True, True]
     rows = list(relay.hud.rows.values())
-    assert [row["sha_verified"] for row in rows] == [True, True]
-    assert rows[0]["head_sha"] == NIGHTLY_SHA
+    assert [row["head_sha"] for row in rows] == [NIGHTLY_SHA, NIGHTLY_SHA]
 
 
 async def test_a_nightly_report_for_an_unknown_commit_is_refused(relay: Relay) -> None:
@@ -225,7 +225,8 @@ async def test_a_nightly_report_is_kept_unverified_when_github_cannot_be_asked(
     response = await relay.post(nightly())
 
     assert response.status_code == 200
-    assert relay.hud.only_row()["sha_verified"] is False
+    assert relay.hud.only_row()["head_sha"] == NIGHTLY_SHA
+    assert relay.hud.received[-1]["trusted"]["sha_verified"] is False
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,7 @@ from tests.relay.callback_harness import L2_REPO, Relay, StoreOpener, callback_b
 from tests.waiting import eventually
 from typer.testing import CliRunner
 
+from crcr.cli import sweep as sweep_cli
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import Job
 from crcr.relay.callback.accept import COMPLETION_GRACE
@@ -33,7 +34,6 @@ from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
 from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.callback.job_state import JobKey, JobState
 from crcr.relay.callback.metrics import QUEUE_DEPTH
-from crcr.cli import sweep as sweep_cli
 from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.sweeper.leadership import Leadership
@@ -69,7 +69,9 @@ async def test_a_job_in_progress_past_the_timeout_becomes_a_timed_out_row(relay:
     row = relay.hud.only_row()
     assert (row["status"], row["conclusion"]) == ("completed", "timed_out")
     assert row["execution_time"] == relay.settings.zombie_timeout + 7
-    assert row["completed_at"].endswith("Z")
+    assert row["completed_at"] is not None
+    sent = relay.hud.received[-1]["untrusted"]["callback_payload"]["workflow"]
+    assert sent["completed_at"].endswith("Z")
     job = await relay.store.get_job(JOB)
     assert job is not None and job.state == JobState.TIMED_OUT
     (event,) = [e for e in relay.accepted if e.source == "sweeper"]

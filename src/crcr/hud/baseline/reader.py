@@ -43,7 +43,7 @@ from crcr.hud.baseline.verdicts import (
     passed_on_retry,
 )
 from crcr.hud.models import JOBS
-from crcr.hud.reads.records import failed_tests_of
+from crcr.hud.records import failed_tests_of
 
 _RUN_COLUMNS = (
     JOBS.c.job_key,

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from sqlalchemy import Connection, text
 
-from crcr.hud.levels.counted import OVERRUN_MS, run_row
-from crcr.hud.levels.statements import run_facts
 from crcr.hud.models import LEVEL_RUNS
+from crcr.hud.write.level_counted import OVERRUN_MS, run_row
+from crcr.hud.write.level_statements import run_facts
 
 _CHUNK = 20_000
 

@@ -15,9 +15,9 @@ from fractions import Fraction
 
 from sqlalchemy import Connection, bindparam, case, func, select
 
-from crcr.hud.levels.counted import LEVEL_COUNTERS
 from crcr.hud.levels.judge import Measurements
 from crcr.hud.models import LEVEL_DAILY, LEVEL_E2E_BUCKETS, LEVEL_HISTORY, LEVEL_RUNS
+from crcr.hud.write.level_counted import LEVEL_COUNTERS
 
 _RUNS = LEVEL_RUNS.c
 _BUCKETS = LEVEL_E2E_BUCKETS.c

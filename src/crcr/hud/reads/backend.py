@@ -16,8 +16,8 @@ from sqlalchemy import Connection, Engine, func, select
 
 from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, COMMITS, DAILY, JOBS
-from crcr.hud.reads.records import JobRecord, job_record
 from crcr.hud.reads.window import day_start, mean_seconds, ratio, window_days
+from crcr.hud.records import JobRecord, job_record
 from crcr.hud.shards import column_name, severity
 
 _SUMMED = ("completed", "success", "failure", "timed_out")

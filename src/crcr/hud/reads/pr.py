@@ -9,7 +9,7 @@ from sqlalchemy import Engine, select
 
 from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, JOBS
-from crcr.hud.reads.records import JobRecord, job_record
+from crcr.hud.records import JobRecord, job_record
 
 
 @dataclass(frozen=True)

@@ -15,8 +15,8 @@ from markupsafe import Markup
 
 from crcr.hud.reads.backend import BackendPage, JobAttempt, JobCell
 from crcr.hud.reads.pr import PrView
-from crcr.hud.reads.records import JobRecord
 from crcr.hud.reads.summary import BackendSummaryRow
+from crcr.hud.records import JobRecord
 from crcr.hud.web import charts, display, failures
 
 LEVEL_ORDER = ("L4", "L3", "L2", "L1")

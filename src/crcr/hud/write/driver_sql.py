@@ -2,8 +2,8 @@
 
 SQLAlchemy turns every parameter set of an `executemany` into the driver's form one value
 at a time (bind processors, type decorators, the execution context): on the HUD's write
-path that cost ~130 µs per callback, five times what SQLite spent executing the
-statements. The statements stay SQLAlchemy constructs, compiled once per dialect; only
+path that is several times what SQLite spends executing the statements
+(docs/benchmarks.md). The statements stay SQLAlchemy constructs, compiled once per dialect; only
 the values skip the per-value machinery, on the way in and (for the write path's one
 select) on the way out. The two types that need converting are converted here exactly
 as SQLAlchemy's dialects store and read them, so rows written or read either way are

@@ -1,7 +1,7 @@
 """The write path's SQL, built once per dialect and reused with bound parameters.
 
-Building an upsert per call cost more than executing it (SQLAlchemy's statement
-construction and cache-key generation dominated a profile of the write path), so each
+Building an upsert per call costs more than executing it (SQLAlchemy's statement
+construction and cache-key generation outweigh SQLite's own work), so each
 statement is made once and every call only binds values. Rollup upserts always carry every
 counter column (zero for those a change does not touch) so one statement fits all.
 """
@@ -138,8 +138,8 @@ def write_statements(dialect: str) -> WriteStatements:
 def update_job_setting(names: tuple[str, ...]) -> Any:
     """An update of a job row that sets only the columns `names`, with `v_<name>` values.
 
-    Setting every column made SQLite rewrite the row's entry in each of its five
-    indexes, changed or not: ~1.2 more WAL pages per report (bench.hud_write).
+    Setting every column makes SQLite rewrite the row's entry in each of its five
+    indexes, changed or not (docs/benchmarks.md has the WAL pages that costs).
     """
     return (
         update(JOBS)

@@ -17,7 +17,6 @@ from sqlalchemy import Connection, Engine, delete
 from sqlalchemy.exc import IntegrityError
 
 from crcr.hud.db import write_transaction
-from crcr.hud.levels.write import Write, record_levels
 from crcr.hud.models import (
     BUCKETS,
     COMMITS,
@@ -30,6 +29,7 @@ from crcr.hud.models import (
     PRS,
 )
 from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.level_rollups import Write, record_levels
 from crcr.hud.write.merge import merged_row, row_facts
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.rollups import RollupChange, rollup_change, summed
@@ -101,7 +101,7 @@ def _write_batch(
     Rows are read with one query (locked on PostgreSQL, in job-key order so concurrent
     instances lock in the same order) and written with one executemany for inserts and
     one for updates; rollups, commits and backends get their summed changes the same
-    way. Running ~7 statements per report instead cost most of the HUD's CPU.
+    way. Statements per report rather than per kind would be most of the HUD's CPU.
     """
     sql = write_statements(connection.dialect.name)
     keys = sorted({report.job_key for report, _ in reports})
@@ -154,7 +154,8 @@ def _stored_rows(
     """The stored rows of `keys`: locked in key order on PostgreSQL, through driver SQL on SQLite.
 
     SQLite takes the keys as one JSON array, so its statement is compiled once rather
-    than once per batch size; SQLAlchemy's result processing was ~15 % of the write path.
+    than once per batch size, and its rows skip SQLAlchemy's per-value result processing
+    (docs/benchmarks.md, "Session 3 changes", has what that saves).
     """
     if connection.dialect.name == "postgresql":
         result = connection.execute(sql.select_jobs_for_update, {"job_keys": keys})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
-from crcr.hud.levels.counted import (
+from crcr.hud.write.level_counted import (
     OVERRUN_MS,
     CountedJob,
     contribution,

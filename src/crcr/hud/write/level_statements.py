@@ -12,7 +12,6 @@ from typing import Any
 
 from sqlalchemy import Select, and_, bindparam, case, delete, func, select
 
-from crcr.hud.levels.counted import LEVEL_COUNTERS
 from crcr.hud.models import (
     JOBS,
     LEVEL_DAILY,
@@ -21,6 +20,7 @@ from crcr.hud.models import (
     LEVEL_JOBS,
     LEVEL_RUNS,
 )
+from crcr.hud.write.level_counted import LEVEL_COUNTERS
 from crcr.hud.write.statements import RollupTable, dialect_insert, rollup_table
 
 COUNTED_KEY = ("downstream_repo", "run_id", "job_name")

@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection
 
-from crcr.hud.levels.counted import (
+from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.level_counted import (
     CountedJob,
     DayKey,
     LevelKey,
@@ -24,8 +25,7 @@ from crcr.hud.levels.counted import (
     recounted,
     run_row,
 )
-from crcr.hud.levels.statements import COUNTED_KEY, LevelStatements, level_statements
-from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.level_statements import COUNTED_KEY, LevelStatements, level_statements
 from crcr.hud.write.statements import RollupTable
 
 Write = tuple[Mapping[str, Any] | None, Mapping[str, Any], datetime]
