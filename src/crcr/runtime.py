@@ -193,6 +193,7 @@ async def open_runtime(
         record_ttl=settings.status_ttl,
         allowlist=source.get,
         fanout=fanout,
+        flags=store,
         backfill_checks=checks.backfill,
         rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),

@@ -67,6 +67,7 @@ async def test_the_webhook_refusals_are_in_the_shape() -> None:
         record_ttl=60,
         allowlist=None,  # type: ignore[arg-type]  # not reached: the signature fails first
         fanout=None,  # type: ignore[arg-type]
+        flags=None,  # type: ignore[arg-type]
     )
     app.include_router(webhook_router(lambda: deps))
     headers = {"x-github-event": "push", "x-github-delivery": "d-1"}

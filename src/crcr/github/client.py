@@ -26,7 +26,7 @@ from crcr.github.errors import (
 from crcr.github.http import GitHubHttp
 from crcr.github.retry import RetryPolicy
 from crcr.github.tokens import InstallationToken, InstallationTokens
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 MAX_PAGES = 50
@@ -72,7 +72,7 @@ class GitHubClient:
         api_url: str,
         app_id: str | int,
         private_key_pem: str,
-        store: StateStore | None,
+        store: Caches | None,
         *,
         timeout: float = 10.0,
         max_retries: int = 3,

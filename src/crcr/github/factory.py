@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from crcr.config.settings import Settings, SettingsError
 from crcr.github.client import GitHubClient
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches
 
 
-def github_client_from_settings(settings: Settings, store: StateStore | None) -> GitHubClient:
+def github_client_from_settings(settings: Settings, store: Caches | None) -> GitHubClient:
     """A client for the configured App; `SettingsError` naming the variable when incomplete."""
     if not settings.github_app_id:
         raise SettingsError("CRCR_GITHUB_APP_ID: required to call GitHub")

@@ -1,7 +1,7 @@
-"""Installation ids and access tokens, cached in-process and in the shared StateStore.
+"""Installation ids and access tokens, cached in-process and in the shared state store.
 
 Three layers, cheapest first: this process's memory (a warm token costs nothing), the
-StateStore (instances share tokens, so a fleet does not mint one each), then GitHub.
+state store (instances share tokens, so a fleet does not mint one each), then GitHub.
 Concurrent requests for the same cold entry share one GitHub call.
 """
 
@@ -14,7 +14,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import Caches
+from crcr.stores.state import StateStoreUnavailable
 
 T = TypeVar("T")
 
@@ -34,7 +35,7 @@ class InstallationToken:
         return now < self.expires_at - margin
 
     def to_json(self) -> str:
-        """The form kept in the StateStore."""
+        """The form kept in the state store."""
         return json.dumps({"token": self.token, "expires_at": self.expires_at})
 
     @classmethod
@@ -61,7 +62,7 @@ class InstallationTokens:
 
     def __init__(
         self,
-        store: StateStore | None,
+        store: Caches | None,
         lookup_installation: Callable[[str], Awaitable[int]],
         create_token: Callable[[int], Awaitable[InstallationToken]],
         *,

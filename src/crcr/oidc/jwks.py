@@ -16,14 +16,14 @@ import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import jwt
 
 from crcr.config.settings import OidcIssuer
 from crcr.oidc.claims import ALLOWED_ALGORITHM, KeysUnavailable, TokenRejected
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches, Idempotency
 
 JWKS_TTL_SECONDS = 3600.0
 REFRESH_INTERVAL_SECONDS = 60.0
@@ -33,6 +33,10 @@ FIRST_FETCH_NAMESPACE = "jwks-first-fetched-at"
 FAILED_NAMESPACE = "jwks-failed-at"
 UNAVAILABLE = "the issuer's signing keys could not be fetched"
 WAIT_POLL_SECONDS = 0.05
+
+
+class JwksStore(Caches, Idempotency, Protocol):
+    """The state store as the key cache sees it: cached keys, and once-only fetch claims."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +77,7 @@ class JwksCache:
 
     def __init__(
         self,
-        store: StateStore,
+        store: JwksStore,
         http: httpx.AsyncClient,
         *,
         clock: Callable[[], float] = time.time,

@@ -23,8 +23,7 @@ from crcr.oidc.claims import (
     parse_token,
     unverified_issuer,
 )
-from crcr.oidc.jwks import JwksCache
-from crcr.stores.state import StateStore
+from crcr.oidc.jwks import JwksCache, JwksStore
 
 
 def verified_claims(
@@ -53,7 +52,7 @@ class OidcVerifier:
         self,
         issuers: Sequence[OidcIssuer],
         audience: str,
-        store: StateStore,
+        store: JwksStore,
         http: httpx.AsyncClient,
         *,
         clock: Callable[[], float] = time.time,
@@ -70,7 +69,7 @@ class OidcVerifier:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, store: StateStore, http: httpx.AsyncClient
+        cls, settings: Settings, store: JwksStore, http: httpx.AsyncClient
     ) -> OidcVerifier:
         """Build the verifier `crcr serve` uses; JWKS fetches get `CRCR_GITHUB_TIMEOUT`."""
         return cls(

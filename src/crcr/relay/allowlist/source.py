@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Protocol
 
 import httpx
 from prometheus_client import Counter, Gauge
@@ -33,7 +34,8 @@ from crcr.relay.allowlist.location import (
     ttl_floor,
 )
 from crcr.relay.allowlist.model import Allowlist, AllowlistError, Level, parse_allowlist
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import AllowlistStamp, Caches
+from crcr.stores.state import StateStoreUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -87,6 +89,10 @@ class AllowlistFetchError(Exception):
     """The source could not be read; the message is safe to log (no credentials)."""
 
 
+class AllowlistStore(AllowlistStamp, Caches, Protocol):
+    """The state store as the allowlist sees it: the revocation stamp, and the shared copy."""
+
+
 @dataclass(frozen=True)
 class _Loaded:
     allowlist: Allowlist
@@ -102,7 +108,7 @@ class AllowlistSource:
         self,
         location: AllowlistLocation,
         *,
-        store: StateStore,
+        store: AllowlistStore,
         ttl: float,
         fetch_contents: FetchContents | None = None,
         http: httpx.AsyncClient | None = None,
@@ -132,7 +138,7 @@ class AllowlistSource:
     def from_settings(
         cls,
         settings: Settings,
-        store: StateStore,
+        store: AllowlistStore,
         *,
         fetch_contents: FetchContents | None = None,
         http: httpx.AsyncClient | None = None,

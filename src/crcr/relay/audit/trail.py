@@ -24,7 +24,8 @@ from typing import Any
 from prometheus_client import Counter
 
 from crcr.relay.audit.entries import ACCEPTED, DUPLICATE, CallbackFacts, callback_entry
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import AuditLog
+from crcr.stores.state import StateStoreUnavailable
 from crcr.web.access_log import carry_on_request_line
 
 log = logging.getLogger(__name__)
@@ -56,7 +57,7 @@ class AuditTrail:
 
     def __init__(
         self,
-        store: StateStore,
+        store: AuditLog,
         *,
         keep_days: float,
         keep_per_repo: int,

@@ -20,7 +20,7 @@ from crcr.relay.allowlist.model import Allowlist, AllowlistEntry, Level
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.audit.entries import CALLBACK, CHECK_RUN, DISPATCH, REFUSED, UNAUTHENTICATED
 from crcr.relay.doctor.github_app import AppLookups
-from crcr.stores.state import StateStore
+from crcr.stores.roles import AuditLog
 
 REPORT_STEP = (
     "the downstream workflow must run on repository_dispatch and report with the"
@@ -44,7 +44,7 @@ class Subject:
 
     repo: str
     settings: Settings
-    store: StateStore
+    store: AuditLog
     allowlist: Callable[[], Awaitable[Allowlist]]
     allowlist_source: str
     app: AppLookups | None

@@ -14,7 +14,6 @@ import logging
 import time
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any, Protocol
 
 from prometheus_client import Gauge
 
@@ -27,6 +26,7 @@ from crcr.relay.levels.demotion import (
     plan_demotions,
 )
 from crcr.relay.levels.status import BackendStatus
+from crcr.stores.roles import Demotions
 
 log = logging.getLogger(__name__)
 
@@ -39,24 +39,12 @@ DEMOTED_BACKENDS = Gauge(
 )
 
 
-class DemotionRecords(Protocol):
-    """The part of the state store that keeps demotions (both backends implement it)."""
-
-    async def add_demotion(self, repo: str, record: Mapping[str, Any]) -> bool: ...
-
-    async def update_demotion(self, repo: str, changes: Mapping[str, Any]) -> bool: ...
-
-    async def remove_demotion(self, repo: str) -> bool: ...
-
-    async def demotions(self) -> dict[str, dict[str, Any]]: ...
-
-
 class DemotionBook:
     """Temporary demotions: started, ended and read through the state store."""
 
     def __init__(
         self,
-        store: DemotionRecords,
+        store: Demotions,
         *,
         cache_seconds: float = 5.0,
         clock: Callable[[], float] = time.monotonic,

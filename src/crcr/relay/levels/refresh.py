@@ -18,7 +18,7 @@ from crcr.relay.levels.allowlist_edit import AllowlistEditError
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.status import LevelStatusError, LevelStatusSource, parse_level_status
 from crcr.relay.levels.sync import LevelSync, SyncReport
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Idempotency
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ SYNC_CLAIM = "levels-sync"
 class LevelRefresh:
     """Demotions from the latest verdicts, and the periodic pull-request sync."""
 
-    store: StateStore
+    store: Idempotency
     book: DemotionBook
     status: LevelStatusSource
     allowlist: Callable[[], Awaitable[Allowlist]]

@@ -15,7 +15,7 @@ from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.refresh import LevelRefresh
 from crcr.relay.levels.status import LevelStatusSource, http_level_status, level_status_url
 from crcr.relay.levels.sync import LevelSync
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Idempotency
 
 
 def status_source(
@@ -42,7 +42,7 @@ def level_sync(
 def level_refresh(
     settings: Settings,
     *,
-    store: StateStore,
+    store: Idempotency,
     book: DemotionBook,
     status: LevelStatusSource,
     allowlist: Callable[[], Awaitable[Allowlist]],

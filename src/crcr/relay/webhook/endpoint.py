@@ -17,6 +17,7 @@ from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payl
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
 from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
+from crcr.stores.roles import Flags
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.error_bodies import error_response, new_request_id
 from crcr.web.http_body import BodyCut, BodyTooLarge, read_capped_stream
@@ -54,6 +55,8 @@ class WebhookDeps:
     record_ttl: int
     allowlist: Callable[[], Awaitable[DownstreamTargets]]
     fanout: FanOut
+    flags: Flags
+    """Where a label raises "check runs wanted" for the devices' repos (SPEC §7)."""
     # SPEC §7 (crcr.relay.checks.publisher / reruns): check runs for jobs that reported
     # before the label; re-runs answered with (status, body).
     backfill_checks: Callable[[str, Sequence[str]], Awaitable[int]] | None = None
@@ -134,7 +137,7 @@ async def _handle(
         allowlist = await deps.allowlist()
         repos = list(allowlist.repos_for_device(decision.device))
         for repo in repos:
-            await deps.fanout.store.set_flag(
+            await deps.flags.set_flag(
                 CHECKS_WANTED_FLAG, decision.context.head_sha, repo, deps.record_ttl
             )
         backfilled = 0

@@ -15,7 +15,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 from crcr.github.client import encode_dispatch
 from crcr.relay.audit.entries import dispatch_entry
@@ -23,7 +23,8 @@ from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import Dispatches, RetryQueue
+from crcr.stores.state import LeasedItem
 
 log = logging.getLogger(__name__)
 
@@ -61,11 +62,15 @@ class DispatchOutcome:
         return body
 
 
+class FanoutStore(Dispatches, RetryQueue, Protocol):
+    """The state store as a fan-out sees it: dispatch records, and the redelivery queue."""
+
+
 @dataclass(frozen=True)
 class FanOut:
     """Everything one fan-out needs besides the event itself."""
 
-    store: StateStore
+    store: FanoutStore
     send: SendDispatch
     is_permanent: IsPermanent
     record_ttl: int

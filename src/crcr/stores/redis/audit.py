@@ -19,6 +19,7 @@ from redis.exceptions import NoScriptError
 from crcr.stores.keys import decode_mapping, encode, ttl_milliseconds
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.errors import raise_failed, unavailable_on_error
+from crcr.stores.roles.audit import AllowlistStamp, AuditLog
 
 ALLOWLIST_STAMP = "allowlist"
 
@@ -33,7 +34,7 @@ return 1
 """
 
 
-class RedisAudit(RedisStoreBase):
+class RedisAudit(RedisStoreBase, AllowlistStamp, AuditLog):
     """The stamp is a counter; the trail is a sorted set per bucket plus an index."""
 
     async def allowlist_stamp(self) -> int:

@@ -16,6 +16,7 @@ from crcr.stores.keys import DEFAULT_PREFIX, RedisKeys
 from crcr.stores.redis.batching import Command, CommandBatcher
 from crcr.stores.redis.errors import raise_failed, unavailable_on_error
 from crcr.stores.redis.packing import pack_with_hiredis
+from crcr.stores.roles.lifecycle import Lifecycle
 
 # redis-py types replies as `bytes | str`; the client decodes responses, so they are str
 # (hence the few `type: ignore[assignment]` in the store's parts).
@@ -29,7 +30,7 @@ Client = redis.Redis | RedisCluster
 _CLUSTER_MAX_CONNECTIONS = 256
 
 
-class RedisStoreBase:
+class RedisStoreBase(Lifecycle):
     """The connections, key layout and Lua scripts that the Redis store's parts share.
 
     `prefix` namespaces every key, so tests and several deployments can share a

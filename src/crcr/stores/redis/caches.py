@@ -10,9 +10,10 @@ from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.encoding import as_dict
 from crcr.stores.redis.errors import unavailable_on_error
+from crcr.stores.roles.caches import Caches, Flags, JobSummaries
 
 
-class RedisCaches(RedisStoreBase):
+class RedisCaches(RedisStoreBase, Caches, Flags, JobSummaries):
     """Caches and flags as keys with a TTL; job summaries in a hash, each expiring alone."""
 
     # --- TTL caches (allowlist, JWKS, installation tokens, SHA checks) --------

@@ -14,9 +14,10 @@ from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.encoding import QUEUE_TTL_MS, scored
 from crcr.stores.redis.errors import raise_failed, unavailable_on_error
+from crcr.stores.roles.deadlines import Deadlines
 
 
-class RedisDeadlines(RedisStoreBase):
+class RedisDeadlines(RedisStoreBase, Deadlines):
     """Deadlines of unfinished jobs, so that the sweeper finds the overdue ones."""
 
     async def track_deadline(self, job_key: str, deadline: float) -> None:

@@ -9,9 +9,10 @@ from crcr.stores.keys import decode_mapping, encode
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.errors import unavailable_on_error
+from crcr.stores.roles.demotions import Demotions
 
 
-class RedisDemotions(RedisStoreBase):
+class RedisDemotions(RedisStoreBase, Demotions):
     """Demotions in one hash without expiry: they end when the relay ends them."""
 
     async def add_demotion(self, repo: str, record: Mapping[str, Any]) -> bool:

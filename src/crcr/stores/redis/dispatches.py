@@ -10,9 +10,10 @@ from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.encoding import EXISTS_FIELD, data_fields, data_of
 from crcr.stores.redis.errors import unavailable_on_error
+from crcr.stores.roles.dispatches import Dispatches, Idempotency
 
 
-class RedisDispatches(RedisStoreBase):
+class RedisDispatches(RedisStoreBase, Dispatches, Idempotency):
     """Claims as `SET NX` keys; dispatch records as hashes, created and merged by scripts."""
 
     async def claim_once(self, key: str, ttl: int) -> bool:

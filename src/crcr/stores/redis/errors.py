@@ -23,7 +23,7 @@ from redis.exceptions import (
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
-from crcr.stores.state import StateStoreUnavailable
+from crcr.stores.values import StateStoreUnavailable
 
 # redis-py's reply parser turns each of these error codes into its own exception class.
 _UNAVAILABLE: tuple[type[Exception], ...] = (

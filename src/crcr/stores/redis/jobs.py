@@ -10,7 +10,8 @@ from crcr.stores.redis.batching import Command
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.encoding import QUEUE_TTL_MS, as_dict, data_fields, data_of
 from crcr.stores.redis.errors import unavailable_on_error
-from crcr.stores.state import JobRecord, Transition
+from crcr.stores.roles.jobs import JobStates
+from crcr.stores.values import JobRecord, Transition
 
 
 def _transition_args(
@@ -28,7 +29,7 @@ def _transition_args(
     ]
 
 
-class RedisJobs(RedisDeadlines):
+class RedisJobs(RedisDeadlines, JobStates):
     """Job records as hashes; a transition may move the job's deadline in the same trip."""
 
     async def transition_job(

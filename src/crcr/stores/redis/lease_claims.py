@@ -6,10 +6,11 @@ from crcr.stores.keys import ttl_milliseconds
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.errors import unavailable_on_error
-from crcr.stores.state import LeaseClaim
+from crcr.stores.roles.lease_claims import LeaseClaims
+from crcr.stores.values import LeaseClaim
 
 
-class RedisLeaseClaims(RedisStoreBase):
+class RedisLeaseClaims(RedisStoreBase, LeaseClaims):
     """A claim is a hash (`owner`, `until`, `value`) under one key: one Cluster slot."""
 
     async def claim_lease(

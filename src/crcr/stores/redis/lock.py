@@ -5,9 +5,10 @@ from __future__ import annotations
 from crcr.stores.keys import ttl_milliseconds
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
+from crcr.stores.roles.lock import LeaderLock
 
 
-class RedisLock(RedisStoreBase):
+class RedisLock(RedisStoreBase, LeaderLock):
     """A key holding its owner's name, taken, renewed and released by scripts."""
 
     async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:

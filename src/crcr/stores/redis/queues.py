@@ -10,12 +10,13 @@ from crcr.stores.keys import decode_mapping, encode
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.encoding import QUEUE_TTL_MS, microseconds
-from crcr.stores.state import LeasedItem, QueueStats
+from crcr.stores.roles.queues import RetryQueue
+from crcr.stores.values import LeasedItem, QueueStats
 
 _QUEUE_PARTS = ("items", "attempts", "leases", "ready", "enqueued")
 
 
-class RedisQueues(RedisStoreBase):
+class RedisQueues(RedisStoreBase, RetryQueue):
     """Each queue in five keys of one Cluster slot, changed together by scripts."""
 
     def _queue_keys(self, queue: str) -> list[str]:

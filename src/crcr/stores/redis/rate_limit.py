@@ -9,7 +9,8 @@ from typing import Any
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.base import RedisStoreBase
 from crcr.stores.redis.encoding import data_of, microseconds
-from crcr.stores.state import RateDecision
+from crcr.stores.roles.rate_limit import RateLimiter
+from crcr.stores.values import RateDecision
 
 
 def _rate_args(limit: int, window_seconds: float) -> list[str | int]:
@@ -23,7 +24,7 @@ def _rate_decision(reply: Sequence[Any]) -> RateDecision:
     return RateDecision(bool(allowed), int(remaining), int(retry_after))
 
 
-class RedisRateLimit(RedisStoreBase):
+class RedisRateLimit(RedisStoreBase, RateLimiter):
     """Each key's hits in a sorted set, counted and trimmed by one script."""
 
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:

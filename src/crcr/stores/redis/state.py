@@ -30,6 +30,6 @@ class RedisStateStore(
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.
 
-    One part per concern of the protocol, each in a module of its own; they share the
-    connections, key layout and script runner of `RedisStoreBase`.
+    One part per role of `stores/roles/`, each in a module of its own declaring the roles it
+    fills; they share the connections, key layout and script runner of `RedisStoreBase`.
     """

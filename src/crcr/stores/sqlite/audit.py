@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crcr.stores.keys import decode_mapping, encode
+from crcr.stores.roles.audit import AllowlistStamp, AuditLog
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value
 from crcr.stores.sqlite.db import SqliteDatabase
 from crcr.stores.sqlite.demotions import NEVER
@@ -25,7 +26,7 @@ DELETE FROM audit WHERE bucket = ? AND seq <= (
 """
 
 
-class SqliteAudit(SqliteStoreBase):
+class SqliteAudit(SqliteStoreBase, AllowlistStamp, AuditLog):
     """The stamp as a counter in `records`; audit entries as JSON rows of `audit`."""
 
     def __init__(self, database: SqliteDatabase) -> None:

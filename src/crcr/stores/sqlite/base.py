@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Self
 
 from crcr.stores.keys import ttl_milliseconds
+from crcr.stores.roles.lifecycle import Lifecycle
 from crcr.stores.sqlite.db import SqliteDatabase
 
 _UPSERT = """
@@ -34,7 +35,7 @@ def put_value(conn: sqlite3.Connection, kind: str, key: str, value: str, expires
     conn.execute(_UPSERT, (kind, key, value, expires_at))
 
 
-class SqliteStoreBase:
+class SqliteStoreBase(Lifecycle):
     """The database that the SQLite store's parts share."""
 
     def __init__(self, database: SqliteDatabase) -> None:

@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, unescape_part
+from crcr.stores.roles.caches import Caches, Flags, JobSummaries
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
-class SqliteCaches(SqliteStoreBase):
+class SqliteCaches(SqliteStoreBase, Caches, Flags, JobSummaries):
     """Caches, flags and job summaries as rows of `records`, each kind under its own name."""
 
     # --- TTL caches (allowlist, JWKS, installation tokens, SHA checks) --------

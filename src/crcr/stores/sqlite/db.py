@@ -20,7 +20,7 @@ from typing import TypeVar
 
 from crcr.stores.schema import SQLITE_STATE_SCHEMA, SchemaTooNew
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
-from crcr.stores.state import StateStoreUnavailable
+from crcr.stores.values import StateStoreUnavailable
 
 T = TypeVar("T")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
+from crcr.stores.roles.deadlines import Deadlines
 from crcr.stores.sqlite.base import SqliteStoreBase
 
 
@@ -21,7 +22,7 @@ def untrack(conn: sqlite3.Connection, job_key: str) -> None:
     conn.execute("DELETE FROM deadlines WHERE job_key = ?", (job_key,))
 
 
-class SqliteDeadlines(SqliteStoreBase):
+class SqliteDeadlines(SqliteStoreBase, Deadlines):
     """Deadlines of unfinished jobs, so that the sweeper finds the overdue ones."""
 
     async def track_deadline(self, job_key: str, deadline: float) -> None:

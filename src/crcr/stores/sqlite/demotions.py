@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import decode_mapping, encode, merged
+from crcr.stores.roles.demotions import Demotions
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value
 
 KIND = "demotion"
@@ -14,7 +15,7 @@ NEVER = 1e300
 """A demotion ends when the relay ends it, not after a TTL."""
 
 
-class SqliteDemotions(SqliteStoreBase):
+class SqliteDemotions(SqliteStoreBase, Demotions):
     """Demotions keyed by the lower-cased repo, each a JSON record."""
 
     async def add_demotion(self, repo: str, record: Mapping[str, Any]) -> bool:

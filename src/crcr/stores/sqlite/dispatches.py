@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, merged
+from crcr.stores.roles.dispatches import Dispatches, Idempotency
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
@@ -20,7 +21,7 @@ def _merge_dispatch(
     return True
 
 
-class SqliteDispatches(SqliteStoreBase):
+class SqliteDispatches(SqliteStoreBase, Dispatches, Idempotency):
     """Claims and dispatch records as rows of `records`, a record's JSON merged in Python."""
 
     async def claim_once(self, key: str, ttl: int) -> bool:

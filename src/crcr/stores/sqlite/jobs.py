@@ -6,9 +6,10 @@ import sqlite3
 from collections.abc import Callable, Collection
 
 from crcr.stores.keys import decode_mapping, encode, merged
+from crcr.stores.roles.jobs import JobStates
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 from crcr.stores.sqlite.deadlines import track, untrack
-from crcr.stores.state import JobRecord, Transition
+from crcr.stores.values import JobRecord, Transition
 
 
 def _job(value: str | None) -> JobRecord | None:
@@ -36,7 +37,7 @@ def _transition(
     return transition
 
 
-class SqliteJobs(SqliteStoreBase):
+class SqliteJobs(SqliteStoreBase, JobStates):
     """Job records as rows of `records`; a transition moves the deadline in its transaction."""
 
     async def transition_job(

@@ -5,13 +5,14 @@ from __future__ import annotations
 import sqlite3
 
 from crcr.stores.keys import compose, decode_mapping, encode
+from crcr.stores.roles.lease_claims import LeaseClaims
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
-from crcr.stores.state import LeaseClaim
+from crcr.stores.values import LeaseClaim
 
 KIND = "lease-claim"
 
 
-class SqliteLeaseClaims(SqliteStoreBase):
+class SqliteLeaseClaims(SqliteStoreBase, LeaseClaims):
     """`{"owner", "until", "value"}` per claim, read and written in one transaction."""
 
     async def claim_lease(

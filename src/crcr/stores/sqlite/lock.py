@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sqlite3
 
+from crcr.stores.roles.lock import LeaderLock
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 
 
-class SqliteLock(SqliteStoreBase):
+class SqliteLock(SqliteStoreBase, LeaderLock):
     """A row of `records` holding its owner's name until it expires or is released."""
 
     async def acquire_lock(self, name: str, owner: str, ttl: float) -> bool:

@@ -8,11 +8,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.stores.keys import decode_mapping, encode
+from crcr.stores.roles.queues import RetryQueue
 from crcr.stores.sqlite.base import SqliteStoreBase
-from crcr.stores.state import LeasedItem, QueueStats
+from crcr.stores.values import LeasedItem, QueueStats
 
 
-class SqliteQueues(SqliteStoreBase):
+class SqliteQueues(SqliteStoreBase, RetryQueue):
     """Each item a row of `queue_items`; a lease pushes its `ready_at` to the lease's end."""
 
     async def enqueue(

@@ -8,11 +8,12 @@ from collections.abc import Callable
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping
+from crcr.stores.roles.rate_limit import RateLimiter
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value
-from crcr.stores.state import RateDecision
+from crcr.stores.values import RateDecision
 
 
-class SqliteRateLimit(SqliteStoreBase):
+class SqliteRateLimit(SqliteStoreBase, RateLimiter):
     """Each hit a row of `rate_hits`, counted and trimmed in one transaction."""
 
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:

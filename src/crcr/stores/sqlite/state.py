@@ -28,6 +28,6 @@ class SqliteStateStore(
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
 
-    One part per concern of the protocol, each in a module of its own; they share the
-    database of `SqliteStoreBase`.
+    One part per role of `stores/roles/`, each in a module of its own declaring the roles it
+    fills; they share the database of `SqliteStoreBase`.
     """

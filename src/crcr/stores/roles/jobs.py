@@ -1,0 +1,64 @@
+"""The job-state role (SPEC §5 step 7): compare-and-set on each job's lifecycle record."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Protocol
+
+from crcr.stores.values import JobRecord, Transition
+
+
+class JobStates(Protocol):
+    """Each job's state and facts, moved atomically; the legal moves live in the relay."""
+
+    async def transition_job(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+    ) -> Transition:
+        """Atomically set the job to `new` if its current state is in `allowed_from`.
+
+        `None` in `allowed_from` means "no record yet". `new.data` is merged over the
+        existing data. Whether it applied or not, the previous record is returned so
+        the caller can tell an exact repeat from a conflict.
+        """
+
+    async def transition_job_and_deadline(
+        self,
+        job_key: str,
+        *,
+        allowed_from: Collection[str | None],
+        new: JobRecord,
+        ttl: int,
+        deadline: float | None,
+    ) -> Transition:
+        """`transition_job`, then, if it applied, track `deadline` (None: untrack).
+
+        A job tracked already keeps the earlier of its two deadlines. One round trip
+        where the store allows it (a callback needs both). A transition that does not
+        apply changes no deadline, except that a store may track a job found in the new
+        state (an identical transition applied concurrently).
+        """
+
+    async def restore_job(
+        self,
+        job_key: str,
+        *,
+        expected_state: str,
+        previous: JobRecord | None,
+        ttl: int,
+        deadline: float | None,
+    ) -> bool:
+        """Undo a transition whose effects were refused downstream of it.
+
+        Atomically: if the job's current state is `expected_state`, put `previous` back
+        whole (its data replaces the current data entirely, no merge; `None` removes the
+        job record) and set the job's deadline to exactly `deadline` (`None`: untrack it),
+        and return True. Otherwise change nothing and return False (the job moved on).
+        """
+
+    async def get_job(self, job_key: str) -> JobRecord | None:
+        """Return the job's current record, or None."""

@@ -1,0 +1,55 @@
+"""The idempotency and dispatch-record roles' contract, on Redis and on SQLite."""
+
+from __future__ import annotations
+
+from tests.stores.test_state_contract import TTL
+
+from crcr.stores.roles import Dispatches, Idempotency
+
+# --- idempotency and dispatch records --------------------------------------------
+
+
+async def test_claim_once_admits_only_the_first_claimant(store: Idempotency) -> None:
+    assert await store.claim_once("delivery-1", TTL) is True
+    assert await store.claim_once("delivery-1", TTL) is False
+    assert await store.claim_once("delivery-2", TTL) is True
+
+
+async def test_dispatch_record_is_created_once_and_merged_on_update(store: Dispatches) -> None:
+    record = {"state": "pending", "head_sha": "abc123", "pr_number": 7, "labels": ["x"]}
+    assert await store.put_dispatch("d1", "org/repo", record, TTL) is True
+    assert await store.put_dispatch("d1", "org/repo", {"state": "other"}, TTL) is False
+    assert await store.get_dispatch("d1", "org/repo") == record
+
+    assert await store.update_dispatch("d1", "org/repo", {"state": "DISPATCHED"}, TTL) is True
+    assert await store.get_dispatch("d1", "org/repo") == {**record, "state": "DISPATCHED"}
+
+
+async def test_dispatch_records_are_per_delivery_and_repo(store: Dispatches) -> None:
+    await store.put_dispatch("d1", "org/a", {"n": 1}, TTL)
+    assert await store.get_dispatch("d1", "org/b") is None
+    assert await store.get_dispatch("d2", "org/a") is None
+    assert await store.update_dispatch("d1", "org/b", {"n": 2}, TTL) is False
+    assert await store.get_dispatch("d1", "org/b") is None
+
+
+async def test_dispatch_records_are_written_in_batches_without_overwriting(
+    store: Dispatches,
+) -> None:
+    await store.put_dispatch("d1", "org/a", {"state": "DISPATCHED"}, TTL)
+    records = {"org/a": {"state": "pending"}, "org/b": {"state": "pending"}}
+
+    assert await store.put_dispatches("d1", records, TTL) == {"org/b"}
+    assert await store.get_dispatch("d1", "org/a") == {"state": "DISPATCHED"}
+
+    await store.update_dispatches(
+        "d1", {"org/b": {"state": "DISPATCHED"}, "org/missing": {"state": "x"}}, TTL
+    )
+    assert await store.get_dispatch("d1", "org/b") == {"state": "DISPATCHED"}
+    assert await store.get_dispatch("d1", "org/missing") is None
+
+
+async def test_an_empty_dispatch_record_still_exists(store: Dispatches) -> None:
+    assert await store.put_dispatch("d1", "org/a", {}, TTL) is True
+    assert await store.get_dispatch("d1", "org/a") == {}
+    assert await store.put_dispatch("d1", "org/a", {}, TTL) is False
