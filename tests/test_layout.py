@@ -188,3 +188,57 @@ def test_no_loose_module_at_the_top_of_the_package() -> None:
         if path.parent == PACKAGE and path.name != "__init__.py"
     }
     assert loose <= TOP_LEVEL_MODULES
+
+
+# Sub-packages whose siblings may not import each other, in either direction being a
+# circle at one level down: the relay's steps meet in `relay/jobs/` and `relay/results/`.
+SIBLING_SCOPES = ("crcr.relay",)
+
+
+def _sub_package_of(module: str, scope: str) -> str | None:
+    """`crcr.relay.callback.accept` → `crcr.relay.callback` within `crcr.relay`."""
+    parts = module.split(".")
+    depth = len(scope.split("."))
+    if not module.startswith(scope + ".") or len(parts) <= depth + 1:
+        return None  # outside the scope, or a module at its top
+    return ".".join(parts[: depth + 1])
+
+
+def _imports_between_siblings(scope: str) -> dict[tuple[str, str], list[str]]:
+    modules = _modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        source = _sub_package_of(name, scope)
+        for target in set(_imported(name, path, modules)):
+            destination = _sub_package_of(target, scope)
+            if source and destination and source != destination:
+                edges.setdefault((source, destination), []).append(f"{name} → {target}")
+    return edges
+
+
+def test_no_two_sibling_sub_packages_import_each_other() -> None:
+    mutual = {
+        scope: sorted({tuple(sorted(pair)) for pair in edges if pair[::-1] in edges})
+        for scope in SIBLING_SCOPES
+        for edges in [_imports_between_siblings(scope)]
+    }
+    assert mutual == {scope: [] for scope in SIBLING_SCOPES}
+
+
+def test_callback_sweeper_and_checks_build_on_the_job_core_not_on_each_other() -> None:
+    """They meet in `relay/jobs/` (and `relay/results/`); the sweeper and the webhook too."""
+    apart = [
+        {"crcr.relay.callback", "crcr.relay.sweeper", "crcr.relay.checks"},
+        {"crcr.relay.sweeper", "crcr.relay.webhook"},
+    ]
+    edges = _imports_between_siblings("crcr.relay")
+    leaning = {
+        pair: found for pair, found in edges.items() for group in apart if set(pair) <= group
+    }
+    assert leaning == {}
+
+
+def test_the_sibling_finder_finds_siblings_leaning_on_each_other() -> None:
+    assert _sub_package_of("crcr.relay.callback.accept", "crcr.relay") == "crcr.relay.callback"
+    assert _sub_package_of("crcr.relay.openapi_operations", "crcr.relay") is None
+    assert _sub_package_of("crcr.hud.write.ingest", "crcr.relay") is None

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from crcr.relay.callback.schema import CallbackBody, CallbackRejected
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.jobs.dispatch import DispatchRecord
 
 
 def bind_to_dispatch(raw_record: Mapping[str, Any] | None, body: CallbackBody) -> DispatchRecord:

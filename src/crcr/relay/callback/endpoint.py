@@ -27,13 +27,9 @@ from crcr.relay.callback.accept import (
     forward_answer,
     job_key_for,
     process_job_callback,
-    run_hooks,
 )
 from crcr.relay.callback.binding import bind_to_dispatch
-from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
-from crcr.relay.callback.hud_body import build_hud_body
-from crcr.relay.callback.hud_forwarder import Delivery
-from crcr.relay.callback.job_state import ReportedStatus
+from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import (
@@ -48,7 +44,9 @@ from crcr.relay.callback.token_binding import (
     check_run_matches_token,
     with_pinned_run_url,
 )
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.jobs.dispatch import DispatchRecord
+from crcr.relay.jobs.lifecycle import ReportedStatus
+from crcr.relay.results.body import build_hud_body
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.error_bodies import error_body, new_request_id
 from crcr.web.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
@@ -345,18 +343,5 @@ async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict
         callback_payload=document,
         extra_trusted={"informational": True, "sha_verified": checked.sha_verified},
     )
-    result = await deps.forwarder.forward(hud_body, budget=deps.forward_budget)
-    accepted = AcceptedCallback(
-        verified_repo=checked.verified_repo,
-        level=checked.level,
-        body=body,
-        callback_payload=document,
-        record=None,
-        job_key=None,
-        state=None,
-        hud_body=hud_body,
-        hud_delivery=result.delivery,
-    )
-    if result.delivery is not Delivery.REJECTED:
-        await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
-    return forward_answer(result)
+    # No job moved, so no hooks: a self-report gets no check run and no confirmation.
+    return forward_answer(await deps.forwarder.forward(hud_body, budget=deps.forward_budget))

@@ -22,7 +22,7 @@ from pydantic import (
 )
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
-from crcr.relay.callback.job_state import ReportedStatus
+from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.web.json_body import InvalidJson, load_json
 from crcr.web.web_urls import web_url_problem
 

@@ -12,8 +12,8 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 
-from crcr.relay.callback.job_state import ReportedStatus
 from crcr.relay.callback.schema import CallbackBody, CallbackRejected
+from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
 log = logging.getLogger(__name__)

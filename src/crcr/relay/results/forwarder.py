@@ -20,7 +20,8 @@ from typing import Any, Protocol
 import httpx
 
 from crcr.config.settings import Settings
-from crcr.relay.callback.metrics import HUD_FORWARDS
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.state import StateStore
 from crcr.web.http_pools import ClientPools
@@ -226,13 +227,13 @@ class HudForwarder:
         self,
         body: Mapping[str, Any],
         *,
-        expect: Mapping[str, Any] | None = None,
+        expect: HudExpectation | None = None,
         budget: float | None = None,
     ) -> ForwardResult:
         """Deliver now, or queue for the sweeper; `expect` is kept with the queued item.
 
-        `expect` describes the job state the body stands for (see `sweeper`): a queued
-        in_progress must not overwrite a completed row that overtook it.
+        `expect` is the job state the body stands for: a queued in_progress must not
+        overwrite a completed row that overtook it (`retry`).
         """
         result = await self.try_send(body, within=budget)
         if result.delivery is not Delivery.FAILED:
@@ -247,11 +248,11 @@ class HudForwarder:
         self,
         body: Mapping[str, Any],
         *,
-        expect: Mapping[str, Any] | None = None,
+        expect: HudExpectation | None = None,
         item_id: str | None = None,
     ) -> bool:
         """Put a body in the durable retry queue; False if it is queued already."""
-        payload = {"body": dict(body), "expect": dict(expect) if expect else None}
+        payload = {"body": dict(body), "expect": expect.to_store() if expect else None}
         queued = await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
         if self.on_queued is not None:
             self.on_queued()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crcr.relay.callback.job_state import (
+from crcr.relay.jobs.lifecycle import (
     JobKey,
     JobState,
     ReportedStatus,
@@ -12,7 +12,6 @@ from crcr.relay.callback.job_state import (
     allowed_from_for_store,
     classify,
     new_record,
-    timed_out_record,
 )
 from crcr.stores.state import JobRecord, Transition
 
@@ -65,13 +64,6 @@ def test_the_new_record_carries_the_target_state_and_the_data() -> None:
     record = new_record(COMPLETED, {"conclusion": "success"})
 
     assert record == JobRecord("COMPLETED", {"conclusion": "success"})
-
-
-def test_a_timeout_is_recorded_with_the_timed_out_conclusion() -> None:
-    record = timed_out_record({"timed_out_at": 5.0})
-
-    assert record.state == "TIMED_OUT"
-    assert record.data == {"timed_out_at": 5.0, "conclusion": "timed_out"}
 
 
 def test_a_new_run_attempt_is_a_new_job() -> None:
