@@ -100,6 +100,12 @@ class Classification:
         """Whether this callback changed the job and must be forwarded."""
         return self.verdict is Verdict.ACCEPTED
 
+    @property
+    def outcome(self) -> str:
+        """What the callback counts as in `crcr_callbacks_total` (a completion without its
+        in_progress is an invalid report like any other)."""
+        return "invalid" if self.verdict is Verdict.NOT_STARTED else str(self.verdict)
+
 
 def target_of(status: ReportedStatus) -> tuple[JobState, frozenset[JobState | None]]:
     """The state a reported status moves to and the states it may come from."""

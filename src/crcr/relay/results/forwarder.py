@@ -25,6 +25,7 @@ from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.state import StateStore
 from crcr.web.http_pools import ClientPools
+from crcr.web.refusal import Refused
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ class Ingestor(Protocol):
     """The in-process HUD's ingestion entry point (sync or async)."""
 
     def ingest(self, body: Mapping[str, Any]) -> Any:
-        """Store one body; raise an exception with a 4xx `status_code` to refuse it."""
+        """Store one body; raise `Refused` (a 4xx) to refuse it, as the HTTP route answers."""
 
 
 class InProcessHudTransport:
@@ -85,11 +86,9 @@ class InProcessHudTransport:
                     await result
         except TimeoutError:
             raise HudUnreachable("the HUD did not answer in time") from None
+        except Refused as refused:
+            return HudResponse(refused.status_code, refused.detail[:_MESSAGE_LIMIT])
         except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if isinstance(status, int) and 400 <= status < 500:
-                message = str(getattr(exc, "message", None) or exc)
-                return HudResponse(status, message[:_MESSAGE_LIMIT])
             log.warning("in-process HUD failed: %s", type(exc).__name__)
             raise HudUnreachable(f"the HUD failed: {type(exc).__name__}") from exc
         return HudResponse(200)
