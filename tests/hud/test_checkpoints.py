@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from tests.hud.hud_bodies import our_body
 
-from crcr.hud import ingest
 from crcr.hud.db import checkpoint_wal, create_results_engine, migrate
+from crcr.hud.write import ingest
 from crcr.hud.write.ingest import HudIngestor
 
 

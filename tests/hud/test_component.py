@@ -12,8 +12,8 @@ from sqlalchemy import inspect
 from tests.hud.hud_bodies import completed, our_body
 from typer.testing import CliRunner
 
+from crcr.cli import hud as cli
 from crcr.config.settings import Settings
-from crcr.hud import cli
 from crcr.hud.component import create_hud_app, open_hud
 from crcr.hud.db import create_results_engine
 from crcr.hud.write.ingest import HudIngestor

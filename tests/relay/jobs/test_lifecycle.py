@@ -40,23 +40,44 @@ def test_a_transition_that_applied_is_accepted() -> None:
 @pytest.mark.parametrize(
     ("status", "conclusion", "previous", "expected"),
     [
-        (IN_PROGRESS, None, was(JobState.IN_PROGRESS), (Verdict.DUPLICATE, 200)),
-        (IN_PROGRESS, None, was(JobState.TIMED_OUT, "timed_out"), (Verdict.DUPLICATE, 200)),
-        (IN_PROGRESS, None, was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
-        (COMPLETED, "success", was(JobState.COMPLETED, "success"), (Verdict.DUPLICATE, 200)),
-        (COMPLETED, "failure", was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
-        (COMPLETED, "success", Transition(False, None), (Verdict.NOT_STARTED, 400)),
+        (IN_PROGRESS, None, was(JobState.IN_PROGRESS), (Verdict.DUPLICATE, 200, "duplicate")),
+        (
+            IN_PROGRESS,
+            None,
+            was(JobState.TIMED_OUT, "timed_out"),
+            (Verdict.DUPLICATE, 200, "duplicate"),
+        ),
+        (
+            IN_PROGRESS,
+            None,
+            was(JobState.COMPLETED, "success"),
+            (Verdict.CONFLICT, 409, "conflict"),
+        ),
+        (
+            COMPLETED,
+            "success",
+            was(JobState.COMPLETED, "success"),
+            (Verdict.DUPLICATE, 200, "duplicate"),
+        ),
+        (
+            COMPLETED,
+            "failure",
+            was(JobState.COMPLETED, "success"),
+            (Verdict.CONFLICT, 409, "conflict"),
+        ),
+        # counted as any other invalid report
+        (COMPLETED, "success", Transition(False, None), (Verdict.NOT_STARTED, 400, "invalid")),
     ],
 )
 def test_a_callback_that_did_not_apply_is_classified_by_what_was_there(
     status: ReportedStatus,
     conclusion: str | None,
     previous: Transition,
-    expected: tuple[Verdict, int],
+    expected: tuple[Verdict, int, str],
 ) -> None:
     verdict = classify(status, conclusion, previous)
 
-    assert (verdict.verdict, verdict.http_status) == expected
+    assert (verdict.verdict, verdict.http_status, verdict.outcome) == expected
     assert verdict.accepted is False
 
 

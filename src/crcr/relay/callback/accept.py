@@ -110,21 +110,17 @@ async def process_job_callback(
         return JobOutcome(verdict)
 
     if completion is None:
-        job: Job | None = started
-        execution_time = None
+        job, execution_time = started, None
     else:
-        before = Job.readable(key, transition.previous)
-        job = before.completed(completion) if before is not None else None
-        execution_time = elapsed(now, before.in_progress_at) if before is not None else None
-    if job is None:
-        # A record from an older release: its row is written from what is known now.
-        log.warning("job %s has no readable record; its HUD row lacks timing", key)
+        # A record this release cannot read (an older format) gives a row without timing.
+        before = Job.readable(key, transition.previous) or _unrecorded(
+            key, verified_repo, level, record, issuer_kind
+        )
+        job = before.completed(completion)
+        execution_time = elapsed(now, before.in_progress_at)
     document = callback_payload_for(deps, callback)
     hud_body = job_hud_body(
-        job or _unrecorded(key, level, record, verified_repo, callback),
-        execution_time=execution_time,
-        callback_payload=document,
-        level=str(level),
+        job, execution_time=execution_time, callback_payload=document, level=str(level)
     )
     new_state = JobState.IN_PROGRESS if in_progress else JobState.COMPLETED
     expect = HudExpectation(key, new_state, completion.conclusion if completion else None)
@@ -132,9 +128,7 @@ async def process_job_callback(
     if result.delivery is Delivery.REJECTED:
         await _undo_transition(deps, key, new_state, transition.previous)
         return JobOutcome(verdict, result)
-    if job is not None:
-        event = JobTransitioned(job, hud_body)
-        await run_hooks(deps.on_accepted, event, budget=deps.hook_budget)
+    await run_hooks(deps.on_accepted, JobTransitioned(job, hud_body), budget=deps.hook_budget)
     if not in_progress:
         # Not waited for: were it lost, the sweeper's redo is harmless.
         await deps.store.untrack_deadline(key, wait=False)
@@ -142,18 +136,19 @@ async def process_job_callback(
 
 
 def _unrecorded(
-    key: str, level: Level, record: DispatchRecord, verified_repo: str, callback: ParsedCallback
+    key: str, verified_repo: str, level: Level, record: DispatchRecord, issuer_kind: str
 ) -> Job:
-    """A job for a completion whose earlier record this release cannot read: no timing."""
+    """The job before a completion, when its record is unreadable: what the callback knows."""
     return Job(
         key=key,
-        state=JobState.COMPLETED,
+        state=JobState.IN_PROGRESS,
         verified_repo=verified_repo,
         level=level,
         dispatch=record,
-        callback=callback.without_payload,
+        callback={},
         in_progress_at=None,
         queue_time=None,
+        issuer_kind=issuer_kind,
     )
 
 
@@ -168,8 +163,8 @@ async def _undo_transition(
     """
     deadline = None
     if previous is not None and previous.state == JobState.IN_PROGRESS:
-        job = Job.readable(key, previous)
-        started = job.in_progress_at if job is not None else None
+        before = Job.readable(key, previous)
+        started = before.in_progress_at if before is not None else None
         deadline = (started if started is not None else deps.clock()) + deps.settings.zombie_timeout
     restored = await deps.store.restore_job(
         key,

@@ -239,7 +239,6 @@ class Job:
             raise JobRecordUnreadable(f"job record {key}: {exc!r}") from None
         callback = _object(data.get("callback"), "callback")
         _object(callback.get("workflow"), "callback.workflow")
-        _object(_object(data["record"], "record").get("context"), "record.context")
         issuer_kind, conclusion = data.get("issuer_kind"), data.get("conclusion")
         return cls(
             key=key,
