@@ -68,16 +68,17 @@ def job_key_for(body: CallbackBody, repo: str) -> str:
 async def process_job_callback(
     deps: CallbackDeps,
     *,
+    key: str,
     verified_repo: str,
     level: Level,
     callback: ParsedCallback,
     record: DispatchRecord,
     issuer_kind: str = "github",
 ) -> JobOutcome:
-    """Apply the transition and, if it applied, forward to the HUD and run the hooks."""
+    """Apply the transition of job `key` and, if it applied, forward to the HUD and run
+    the hooks."""
     body = callback.body
     now = deps.clock()
-    key = job_key_for(body, verified_repo)
     status = body.workflow.status
     in_progress = status is ReportedStatus.IN_PROGRESS
     completion: JobCompletion | None = None

@@ -142,14 +142,16 @@ async def handle_callback(
 class _Checked:
     """A callback that passed steps 1-6: who sent it, at what level, and its binding.
 
-    `record` is the dispatch record of a job callback; a self-report has none and
-    carries its tested commit and whether GitHub confirmed it instead.
+    `record` is the dispatch record of a job callback, `job_key` its job's store key; a
+    self-report has neither and carries its tested commit and whether GitHub confirmed
+    it instead.
     """
 
     verified_repo: str
     level: Level
     callback: ParsedCallback
     record: DispatchRecord | None = None
+    job_key: str = ""
     sha: str = ""
     sha_verified: bool = False
     issuer_kind: str = "github"
@@ -174,6 +176,7 @@ async def _checked_callback(
     # 7-9. atomic transition, metrics, HUD, hooks.
     job = await process_job_callback(
         deps,
+        key=checked.job_key,
         verified_repo=checked.verified_repo,
         level=checked.level,
         callback=checked.callback,
@@ -217,6 +220,7 @@ async def _checks(
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)
     # share one store round trip; the answers keep SPEC §5's order: a caller over the
     # limit gets 429 whatever its body, and nothing is written before every check passed.
+    key: str | None = None
     try:
         parsed: ParsedCallback | Refused
         try:
@@ -268,8 +272,14 @@ async def _checks(
     record = bind_to_dispatch(raw_record, parsed.body)
     if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
         await _count_job(deps, parsed.body.delivery_id, entry.repo)
+    assert key is not None  # a job callback that parsed has its key
     return _Checked(
-        verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
+        verified_repo,
+        entry.level,
+        parsed,
+        record=record,
+        job_key=key,
+        issuer_kind=identity.issuer_kind,
     )
 
 
