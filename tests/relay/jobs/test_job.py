@@ -123,7 +123,21 @@ def test_a_move_gives_the_job_the_store_holds_after_merging_it(
 
 
 def test_a_timeout_is_recorded_with_the_timed_out_conclusion() -> None:
-    assert TIMEOUT.to_store() == {"timed_out_at": 1910.5, "conclusion": "timed_out"}
+    assert TIMEOUT.to_record() == JobRecord(
+        "TIMED_OUT", {"timed_out_at": 1910.5, "conclusion": "timed_out"}
+    )
+
+
+def test_a_completion_is_recorded_with_what_it_merges_over_the_job() -> None:
+    assert COMPLETION.to_record() == JobRecord(
+        "COMPLETED",
+        {
+            "status": "completed",
+            "conclusion": "failure",
+            "completed_at": 1070.0,
+            "callback": COMPLETED_CALLBACK,
+        },
+    )
 
 
 def test_the_run_is_read_from_the_callback_kept_last() -> None:

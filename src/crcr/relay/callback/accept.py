@@ -96,7 +96,7 @@ async def process_job_callback(
         new = started.to_record()
     else:
         completion = JobCompletion.of(body.workflow.conclusion, now, callback.without_payload)
-        new = JobRecord(state=str(JobState.COMPLETED), data=completion.to_store())
+        new = completion.to_record()
     transition = await deps.store.transition_job_and_deadline(
         key,
         allowed_from=allowed_from_for_store(status),
@@ -123,11 +123,10 @@ async def process_job_callback(
     hud_body = job_hud_body(
         job, execution_time=execution_time, callback_payload=document, level=str(level)
     )
-    new_state = JobState.IN_PROGRESS if in_progress else JobState.COMPLETED
-    expect = HudExpectation(key, new_state, completion.conclusion if completion else None)
+    expect = HudExpectation.of(job)
     result = await deps.forwarder.forward(hud_body, expect=expect, budget=deps.forward_budget)
     if result.delivery is Delivery.REJECTED:
-        await _undo_transition(deps, key, new_state, transition.previous)
+        await _undo_transition(deps, key, job.state, transition.previous)
         return JobOutcome(verdict, result)
     await run_hooks(deps.on_accepted, JobTransitioned(job, hud_body), budget=deps.hook_budget)
     if not in_progress:

@@ -300,6 +300,10 @@ class JobCompletion:
         """The completion of a callback, kept as the record keeps callbacks."""
         return cls(conclusion, at, kept_in_job_record(callback))
 
+    def to_record(self) -> JobRecord:
+        """The record the completed transition writes, merged over the job's."""
+        return JobRecord(state=str(JobState.COMPLETED), data=self.to_store())
+
     def to_store(self) -> dict[str, Any]:
         """The keys merged over the record."""
         return {
@@ -315,6 +319,10 @@ class JobTimeout:
     """What the sweeper merges over a zombie's record when it times it out."""
 
     at: float
+
+    def to_record(self) -> JobRecord:
+        """The record the timeout writes, merged over the zombie's."""
+        return JobRecord(state=str(JobState.TIMED_OUT), data=self.to_store())
 
     def to_store(self) -> dict[str, Any]:
         """The keys merged over the record."""

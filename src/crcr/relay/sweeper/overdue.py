@@ -21,7 +21,7 @@ from crcr.relay.results.forwarder import HudForwarder
 from crcr.relay.sweeper.metrics import COMPLETIONS_REDONE, JOB_FAILURES, ZOMBIES_FINALISED
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.stores.state import JobRecord, StateStore, StateStoreUnavailable
+from crcr.stores.state import StateStore, StateStoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +132,7 @@ class OverdueJobs:
         transition = await self.store.transition_job(
             job.key,
             allowed_from=store_states(TIMEOUT_FROM),
-            new=JobRecord(state=str(JobState.TIMED_OUT), data=timeout.to_store()),
+            new=timeout.to_record(),
             ttl=self.status_ttl,
         )
         if not transition.applied:
