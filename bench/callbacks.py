@@ -43,7 +43,7 @@ from starlette.routing import Mount
 
 from bench.callback_load import UPSTREAM, bench_repos, delivery_event, delivery_id, run_id
 from bench.serving import serve_in_thread
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.keys import DEFAULT_PREFIX
 from crcr.stores.redis.state import RedisStateStore

@@ -209,7 +209,8 @@ def _imports_between_children(parent: str) -> dict[tuple[str, str], list[str]]:
     return edges
 
 
-@pytest.mark.parametrize("parent", ["crcr.hud"])
+# The relay's steps meet in `relay/jobs/` and `relay/results/`, the HUD's in its own root.
+@pytest.mark.parametrize("parent", ["crcr.hud", "crcr.relay"])
 def test_no_two_sibling_sub_packages_import_each_other(parent: str) -> None:
     edges = _imports_between_children(parent)
     mutual = {
@@ -217,6 +218,7 @@ def test_no_two_sibling_sub_packages_import_each_other(parent: str) -> None:
         for a, b in sorted({tuple(sorted(pair)) for pair in edges if pair[::-1] in edges})
     }
     assert mutual == {}
+
 
 # Who may name the whole `StateStore`: the stores themselves, and the wiring that opens
 # one and hands each component the roles it asks for. The commands that open a store on
@@ -230,8 +232,8 @@ WHOLE_STORE_ALLOWED = frozenset({"crcr.runtime"})
 WHOLE_STORE_PENDING = frozenset(
     {
         "crcr.relay.callback.deps",
-        "crcr.relay.callback.hud_forwarder",
-        "crcr.relay.callback.hud_retry",
+        "crcr.relay.results.forwarder",
+        "crcr.relay.results.retry",
         "crcr.relay.callback.repository_ids",
         "crcr.relay.callback.self_report",
         "crcr.relay.checks.confirmer",
@@ -297,3 +299,43 @@ def test_the_whole_store_finder_finds_an_annotation(tmp_path: Path) -> None:
     assert _names_the_whole_store(module)
     module.write_text('"""Opens the StateStore."""\nfrom x import StateStoreUnavailable\n')
     assert not _names_the_whole_store(module)
+
+
+def _sub_package_of(module: str, scope: str) -> str | None:
+    """`crcr.relay.callback.accept` → `crcr.relay.callback` within `crcr.relay`."""
+    parts = module.split(".")
+    depth = len(scope.split("."))
+    if not module.startswith(scope + ".") or len(parts) <= depth + 1:
+        return None  # outside the scope, or a module at its top
+    return ".".join(parts[: depth + 1])
+
+
+def _imports_between_siblings(scope: str) -> dict[tuple[str, str], list[str]]:
+    modules = _modules()
+    edges: dict[tuple[str, str], list[str]] = {}
+    for name, path in modules.items():
+        source = _sub_package_of(name, scope)
+        for target in set(_imported(name, path, modules)):
+            destination = _sub_package_of(target, scope)
+            if source and destination and source != destination:
+                edges.setdefault((source, destination), []).append(f"{name} → {target}")
+    return edges
+
+
+def test_callback_sweeper_and_checks_build_on_the_job_core_not_on_each_other() -> None:
+    """They meet in `relay/jobs/` (and `relay/results/`); the sweeper and the webhook too."""
+    apart = [
+        {"crcr.relay.callback", "crcr.relay.sweeper", "crcr.relay.checks"},
+        {"crcr.relay.sweeper", "crcr.relay.webhook"},
+    ]
+    edges = _imports_between_siblings("crcr.relay")
+    leaning = {
+        pair: found for pair, found in edges.items() for group in apart if set(pair) <= group
+    }
+    assert leaning == {}
+
+
+def test_the_sibling_finder_finds_siblings_leaning_on_each_other() -> None:
+    assert _sub_package_of("crcr.relay.callback.accept", "crcr.relay") == "crcr.relay.callback"
+    assert _sub_package_of("crcr.relay.openapi_operations", "crcr.relay") is None
+    assert _sub_package_of("crcr.hud.write.ingest", "crcr.relay") is None

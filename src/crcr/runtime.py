@@ -27,12 +27,12 @@ from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
 from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
-from crcr.relay.callback.hud_forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.refresh import LevelRefresh
 from crcr.relay.levels.wiring import level_refresh, level_sync, status_source
+from crcr.relay.results.forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler

@@ -14,7 +14,8 @@ from crcr.ops.metrics_exposition import MULTIPROCESS_DIR_ENV, metrics_shared_by_
 
 WORKER = """
 import sys
-from crcr.relay.callback.metrics import CALLBACKS, QUEUE_DEPTH
+from crcr.relay.callback.metrics import CALLBACKS
+from crcr.relay.sweeper.metrics import QUEUE_DEPTH
 CALLBACKS.labels(outcome="accepted").inc(int(sys.argv[1]))
 QUEUE_DEPTH.labels(queue="hud").set(float(sys.argv[2]))
 """

@@ -35,12 +35,13 @@ from crcr.hud.queries import HudQueries
 from crcr.hud.write.ingest import HudIngestor
 from crcr.oidc import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist, parse_allowlist
-from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
+from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.endpoint import callback_router
-from crcr.relay.callback.hud_forwarder import HttpHudTransport, HudForwarder, HudTransport
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.events import JobTransitioned
+from crcr.relay.results.forwarder import HttpHudTransport, HudForwarder, HudTransport
 from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.sweeper import Sweeper
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
@@ -225,7 +226,7 @@ class Relay:
     client: httpx.AsyncClient
     deps: CallbackDeps
     sweeper: Sweeper
-    accepted: list[AcceptedCallback] = field(default_factory=list)
+    accepted: list[JobTransitioned] = field(default_factory=list)
 
     def token(self, repo: str = L2_REPO, **claims: Any) -> str:
         """A token for a job of `repo`'s run 9001 (`callback_body`'s) unless told otherwise."""
@@ -357,9 +358,9 @@ async def build_relay(
         store,
         timeout=settings.hud_timeout,
     )
-    accepted: list[AcceptedCallback] = []
+    accepted: list[JobTransitioned] = []
 
-    async def record_accepted(event: AcceptedCallback) -> None:
+    async def record_accepted(event: JobTransitioned) -> None:
         accepted.append(event)
 
     deps = CallbackDeps(

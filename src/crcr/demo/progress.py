@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from starlette.datastructures import State
 
-from crcr.relay.callback.hud_forwarder import HUD_QUEUE
+from crcr.relay.results.forwarder import HUD_QUEUE
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE
 from crcr.sandbox.simulated_ci_state import SimulationSnapshot
 from crcr.stores.state import StateStoreUnavailable

@@ -22,10 +22,11 @@ from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.periodic import PeriodicRow
 from crcr.hud.reads.pr import PrView
 from crcr.hud.reads.summary import Summary
-from crcr.hud.write.ingest import HudIngestor, IngestRejected
+from crcr.hud.write.ingest import HudIngestor
 from crcr.web.error_bodies import ErrorBody
 from crcr.web.http_body import BodyCut, BodyTooLarge, read_capped_body
 from crcr.web.json_body import InvalidJson, load_json
+from crcr.web.refusal import Refused
 
 logger = logging.getLogger(__name__)
 
@@ -98,8 +99,8 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
             raise HTTPException(400, f"body: {exc}") from None
         try:
             result = await hud.ingestor.ingest(body)
-        except IngestRejected as exc:
-            raise HTTPException(exc.status_code, exc.message) from None
+        except Refused as exc:
+            raise HTTPException(exc.status_code, exc.detail) from None
         return IngestResponse(ok=True, outcome=result.outcome, job_key=result.job_key)
 
     @router.get("/summary", response_model=Summary)

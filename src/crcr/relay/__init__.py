@@ -9,6 +9,10 @@ Read the sub-packages in the order an event goes through them:
 - `callback/`: downstream CI reports back; the report is checked in SPEC §5's order,
   bound to its dispatch record, moved through the job state machine and forwarded to
   the HUD.
+- `jobs/` is the core the callback, the sweeper and the checks share without importing
+  one another: the job state machine, dispatch records, the typed job record (`Job`)
+  and the event hooks get when a job moves; `results/` writes a job's HUD row for the
+  callback and the sweeper alike.
 - `checks/`: an accepted L3/L4 job becomes a check run on the upstream commit, and a
   failing one tells the backend's oncalls (SPEC §7).
 - `sweeper/`: in the background, what never finished is finalised and every retry

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from tests.hud.hud_bodies import our_body, reference_body
 
-from crcr.hud.write.ingest import IngestRejected, parse_result_body
+from crcr.hud.write.ingest import parse_result_body
+from crcr.web.refusal import Invalid
 
 
 def test_a_full_body_from_our_relay_maps_every_row_field() -> None:
@@ -97,18 +98,18 @@ def _without(path: str) -> dict[str, Any]:
     ],
 )
 def test_a_missing_required_field_is_named(missing: str) -> None:
-    with pytest.raises(IngestRejected) as rejected:
+    with pytest.raises(Invalid) as rejected:
         parse_result_body(_without(missing))
 
     assert rejected.value.status_code == 400
-    assert missing in rejected.value.message
+    assert missing in rejected.value.detail
 
 
 def test_without_dispatch_the_echoed_event_type_is_required() -> None:
     body = reference_body()
     del body["untrusted"]["callback_payload"]["event_type"]
 
-    with pytest.raises(IngestRejected, match=r"untrusted\.callback_payload\.event_type"):
+    with pytest.raises(Invalid, match=r"untrusted\.callback_payload\.event_type"):
         parse_result_body(body)
 
 
@@ -128,11 +129,11 @@ def test_an_invalid_workflow_field_is_named(field: str, value: Any, named: str) 
     body = our_body()
     body["untrusted"]["callback_payload"]["workflow"][field] = value
 
-    with pytest.raises(IngestRejected) as rejected:
+    with pytest.raises(Invalid) as rejected:
         parse_result_body(body)
 
     assert rejected.value.status_code == 400
-    assert named in rejected.value.message
+    assert named in rejected.value.detail
 
 
 @pytest.mark.parametrize(
@@ -148,10 +149,10 @@ def test_an_invalid_trusted_field_is_named(trusted_change: dict[str, Any], named
     body = our_body()
     body["trusted"].update(trusted_change)
 
-    with pytest.raises(IngestRejected, match=named.replace(".", r"\.")):
+    with pytest.raises(Invalid, match=named.replace(".", r"\.")):
         parse_result_body(body)
 
 
 def test_a_body_that_is_not_an_object_is_rejected() -> None:
-    with pytest.raises(IngestRejected, match="body must be an object"):
+    with pytest.raises(Invalid, match="body must be an object"):
         parse_result_body([1, 2])

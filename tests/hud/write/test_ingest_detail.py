@@ -12,8 +12,9 @@ from sqlalchemy import Engine, select
 from tests.hud.hud_bodies import completed, our_body
 
 from crcr.hud.models import Job
-from crcr.hud.write.ingest import IngestRejected, parse_result_body
+from crcr.hud.write.ingest import parse_result_body
 from crcr.hud.write.writer import write_report
+from crcr.web.refusal import Invalid
 
 NOW = datetime(2026, 11, 20, 10, 0, tzinfo=UTC)
 VERDICT = {
@@ -90,10 +91,10 @@ def test_a_malformed_confirmation_is_refused_naming_the_field(
     body = failed_body()
     body["trusted"].update(trusted)
 
-    with pytest.raises(IngestRejected) as refused:
+    with pytest.raises(Invalid) as refused:
         parse_result_body(body)
 
-    assert refused.value.status_code == 400 and field in refused.value.message
+    assert refused.value.status_code == 400 and field in refused.value.detail
 
 
 def stored_row(engine: Engine) -> Job:

@@ -25,10 +25,9 @@ from tests.relay.callback_harness import (
 )
 
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.callback.accept import COMPLETION_GRACE
-from crcr.relay.callback.deps import AcceptedCallback
-from crcr.relay.callback.hud_forwarder import HUD_QUEUE
-from crcr.relay.callback.job_state import JobKey, JobState
+from crcr.relay.jobs.events import JobTransitioned
+from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
+from crcr.relay.results.forwarder import HUD_QUEUE
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.redis.state import RedisStateStore
 
@@ -82,7 +81,7 @@ async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Rel
     assert refused.status_code == 400  # the HUD's own answer, passed on
     assert "conclusion" in refused.json()["detail"]
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
-    assert [event.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
+    assert [event.job.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
     job = await relay.store.get_job(job_key("d-1"))
     assert job is not None and job.state == JobState.IN_PROGRESS
     # Not left to the sweeper's lost-completion redo: the zombie deadline is back.
@@ -113,7 +112,7 @@ async def test_hooks_that_hang_share_one_budget(relay: Relay) -> None:
     await relay.dispatch("d-1")
     never = asyncio.Event()
 
-    async def hanging_hook(event: AcceptedCallback) -> None:
+    async def hanging_hook(event: JobTransitioned) -> None:
         await never.wait()
 
     relay.deps.on_accepted[:0] = [hanging_hook, hanging_hook, hanging_hook]

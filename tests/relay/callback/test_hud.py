@@ -24,7 +24,7 @@ from tests.relay.callback_harness import (
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.models import Job
 from crcr.hud.write.ingest import HudIngestor
-from crcr.relay.callback.hud_forwarder import InProcessHudTransport
+from crcr.relay.results.forwarder import InProcessHudTransport
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer

@@ -19,9 +19,9 @@ from tests.relay.callback_harness import (
     callback_body,
 )
 
-from crcr.relay.callback.accept import MAX_JOB_RECORD_BYTES
-from crcr.relay.callback.job_state import JobKey
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.job import MAX_JOB_RECORD_BYTES
+from crcr.relay.jobs.lifecycle import JobKey
 
 opener, signing_key, issuer, relay = (
     harness.opener,

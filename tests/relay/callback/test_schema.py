@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from crcr.relay.callback.schema import CallbackRejected, parse_callback
+from crcr.relay.callback.schema import parse_callback
+from crcr.web.refusal import Invalid
 
 
 def _body(**workflow: Any) -> bytes:
@@ -26,5 +27,5 @@ def test_a_numeric_check_run_id_is_kept_as_text() -> None:
 
 
 def test_an_overlong_check_run_id_is_refused_naming_the_field() -> None:
-    with pytest.raises(CallbackRejected, match=r"^workflow\.check_run_id: must be at most"):
+    with pytest.raises(Invalid, match=r"^workflow\.check_run_id: must be at most"):
         parse_callback(_body(check_run_id="9" * 500))

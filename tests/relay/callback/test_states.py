@@ -12,7 +12,7 @@ import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, callback_body
 
-from crcr.relay.callback.job_state import JobKey, JobState
+from crcr.relay.jobs.lifecycle import JobKey, JobState
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -37,7 +37,10 @@ async def test_in_progress_then_completed_records_both_times(relay: Relay) -> No
     assert row["queue_time"] == 12.346
     assert row["execution_time"] == 60.5
     assert row["head_sha"] == "a" * 40 and row["pr_number"] == 123
-    assert [event.state for event in relay.accepted] == [JobState.IN_PROGRESS, JobState.COMPLETED]
+    assert [event.job.state for event in relay.accepted] == [
+        JobState.IN_PROGRESS,
+        JobState.COMPLETED,
+    ]
 
 
 async def test_an_exact_repeat_is_a_duplicate_and_writes_nothing(relay: Relay) -> None:
@@ -125,7 +128,7 @@ async def test_a_late_completion_replaces_the_sweepers_timeout(relay: Relay) -> 
     row = relay.hud.only_row()
     assert (row["status"], row["conclusion"]) == ("completed", "success")
     assert row["execution_time"] == relay.settings.zombie_timeout + 101
-    assert [event.state for event in relay.accepted][-2:] == [
+    assert [event.job.state for event in relay.accepted][-2:] == [
         JobState.TIMED_OUT,
         JobState.COMPLETED,
     ]

@@ -15,8 +15,8 @@ import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, L4_REPO, Relay, callback_body
 
-from crcr.relay.callback.job_state import JobKey
-from crcr.relay.webhook.records import DispatchStatus
+from crcr.relay.jobs.dispatch import DispatchStatus
+from crcr.relay.jobs.lifecycle import JobKey
 
 opener, signing_key, issuer, relay = (
     harness.opener,

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.check_runs import (
+    CheckReport,
     DownstreamRun,
-    JobReport,
     check_conclusion,
     check_run_fields,
     check_run_name,
@@ -20,12 +19,14 @@ from crcr.relay.checks.check_runs import (
     report_from_job,
     wants_check_run,
 )
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.job import Job, JobRecordUnreadable
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.stores.state import JobRecord
 
 SHA = "ab" * 20
 URL = "https://github.com/org/critical/actions/runs/9001"
-REPORT = JobReport(
+REPORT = CheckReport(
     job_key="k",
     repo="org/critical",
     level=Level.L4,
@@ -42,7 +43,7 @@ REPORT = JobReport(
 )
 
 
-def finished(conclusion: str, state: JobState = JobState.COMPLETED) -> JobReport:
+def finished(conclusion: str, state: JobState = JobState.COMPLETED) -> CheckReport:
     return replace(REPORT, state=state, conclusion=conclusion)
 
 
@@ -200,11 +201,10 @@ def job_data(**overrides: Any) -> dict[str, Any]:
 
 
 def test_a_report_is_rebuilt_from_the_record_not_the_echoed_payload() -> None:
-    job = JobRecord(state="COMPLETED", data=job_data(conclusion="failure"))
+    job = Job.from_store("k", JobRecord(state="COMPLETED", data=job_data(conclusion="failure")))
 
-    report = report_from_job("k", job)
+    report = report_from_job(job)
 
-    assert report is not None
     assert (report.head_sha, report.pr_number, report.labels) == (SHA, 77, ("ciflow/crcr/xpu",))
     assert (report.state, report.check_conclusion, report.failing) == (
         JobState.COMPLETED,
@@ -215,6 +215,7 @@ def test_a_report_is_rebuilt_from_the_record_not_the_echoed_payload() -> None:
     assert report.to_summary()["name"] == "crcr/org/critical/ci/test"
 
 
-def test_a_record_without_the_in_progress_facts_builds_nothing() -> None:
-    assert report_from_job("k", JobRecord(state="COMPLETED", data={"conclusion": "x"})) is None
-    assert report_from_job("k", JobRecord(state="COMPLETED", data=job_data(level="L9"))) is None
+@pytest.mark.parametrize("data", [{"conclusion": "x"}, job_data(level="L9")])
+def test_a_record_without_the_in_progress_facts_is_no_job(data: dict[str, Any]) -> None:
+    with pytest.raises(JobRecordUnreadable):
+        Job.from_store("k", JobRecord(state="COMPLETED", data=data))

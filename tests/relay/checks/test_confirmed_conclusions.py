@@ -22,10 +22,11 @@ from tests.relay.checks_harness import (
 
 from crcr.hud.models import Job
 from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.deps import AcceptedCallback
-from crcr.relay.callback.hud_forwarder import Delivery
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.confirmer import CONFIRM_QUEUE
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.events import JobTransitioned
+from crcr.relay.jobs.job import Job as RelayJob
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.sweeper.report import SweepReport
 from crcr.sandbox.github_jobs import ActionsJob
 
@@ -147,23 +148,27 @@ async def test_a_completion_the_sweeper_redoes_is_confirmed_too(world: World) ->
     confirmer = world.runtime.confirmer
     assert confirmer is not None
     workflow = {"name": "ci", "job_name": "test", "check_run_id": str(JOB_ID)}
-    redone = AcceptedCallback(
+    context = UpstreamContext("pytorch/pytorch", "pull_request", "a" * 40, 1)
+    job = RelayJob(
+        key="job-redone",
+        state=JobState.COMPLETED,
         verified_repo=L2_REPO,
         level=Level.L2,
-        body=None,
-        callback_payload={"workflow": {**workflow, "conclusion": "success"}},
-        record=None,
-        job_key="job-redone",
-        state=JobState.COMPLETED,
-        hud_body={"trusted": {}, "untrusted": {}},
-        hud_delivery=Delivery.QUEUED,
-        source="sweeper",
+        dispatch=DispatchRecord("d", L2_REPO, DispatchStatus.DISPATCHED, context, 0.0),
+        callback={"workflow": {**workflow, "conclusion": "success"}},
+        in_progress_at=0.0,
+        queue_time=None,
         issuer_kind="github",
+        conclusion="success",
     )
+    hud_body = {"trusted": {}, "untrusted": {}}
 
-    await confirmer.on_accepted(redone)
-    await confirmer.on_accepted(replace(redone, job_key="job-buildkite", issuer_kind="buildkite"))
-    await confirmer.on_accepted(replace(redone, job_key="job-zombie", state=JobState.TIMED_OUT))
+    def redone(**changes: Any) -> JobTransitioned:
+        return JobTransitioned(replace(job, **changes), hud_body, source="sweeper")
+
+    await confirmer.on_accepted(redone())
+    await confirmer.on_accepted(redone(key="job-buildkite", issuer_kind="buildkite"))
+    await confirmer.on_accepted(redone(key="job-zombie", state=JobState.TIMED_OUT))
 
     assert (await world.runtime.store.queue_stats(CONFIRM_QUEUE)).depth == 1
 

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 from tests.relay.checks.test_check_runs import REPORT, job_data
 
-from crcr.relay.callback.job_state import JobState
-from crcr.relay.checks.check_runs import JobReport, check_run_fields, report_from_job
+from crcr.relay.checks.check_runs import CheckReport, check_run_fields, report_from_job
 from crcr.relay.checks.notes import CheckNotes, FlakeCheck, hud_pr_url, noted_conclusion
+from crcr.relay.jobs.job import Job
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.stores.state import JobRecord
 
 
-def finished(conclusion: str, **changes: Any) -> JobReport:
+def finished(conclusion: str, **changes: Any) -> CheckReport:
     return replace(REPORT, state=JobState.COMPLETED, conclusion=conclusion, **changes)
 
 
@@ -95,8 +96,7 @@ def test_a_report_carries_the_failed_test_names_the_relay_kept() -> None:
         "failed_tests": [{"name": "test_a"}, {"name": "test_b"}, {"file": "nameless.py"}],
         "failed_tests_dropped": 20,
     }
-    report = report_from_job("k", JobRecord(state="COMPLETED", data=data))
-    assert report is not None
+    report = report_from_job(Job.from_store("k", JobRecord(state="COMPLETED", data=data)))
     assert report.failed_tests == ("test_a", "test_b")
     assert report.failed_total == 22
     assert report.issuer_kind == "github"

@@ -23,7 +23,7 @@ from crcr.relay.checks.oncall_comments import (
     comment_key,
     oncall_marker,
 )
-from crcr.relay.sweeper.handlers import HandlerResult
+from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.state import LeasedItem
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key

@@ -28,7 +28,7 @@ from tests.relay.checks_harness import (
     run_url,
 )
 
-from crcr.relay.callback.job_state import JobKey
+from crcr.relay.jobs.lifecycle import JobKey
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world

@@ -10,8 +10,8 @@ import pytest
 from tests.relay import callback_harness
 from tests.relay.callback_harness import StoreOpener
 
+from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.relay.sweeper.drain import Backoff, QueueDrainer
-from crcr.relay.sweeper.handlers import HandlerResult
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.state import LeasedItem, StateStore

@@ -16,7 +16,7 @@ from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import Relay, callback_body
 from tests.waiting import eventually
 
-from crcr.relay.callback.hud_forwarder import HUD_QUEUE
+from crcr.relay.results.forwarder import HUD_QUEUE
 from crcr.relay.sweeper.sweeper import BUSY_INTERVAL, Sweeper
 
 opener, signing_key, issuer, relay = (

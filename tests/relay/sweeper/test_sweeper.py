@@ -29,14 +29,13 @@ from typer.testing import CliRunner
 from crcr.cli import sweep as sweep_cli
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import Job
-from crcr.relay.callback.accept import COMPLETION_GRACE
-from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
-from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
-from crcr.relay.callback.job_state import JobKey, JobState
-from crcr.relay.callback.metrics import QUEUE_DEPTH
+from crcr.relay.jobs.events import JobHook, JobTransitioned
+from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
+from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.sweeper.drain import Backoff
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
 from crcr.relay.sweeper.leadership import Leadership
+from crcr.relay.sweeper.metrics import QUEUE_DEPTH
 from crcr.relay.sweeper.overdue import FAILED_JOB_RETRY
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
@@ -75,8 +74,8 @@ async def test_a_job_in_progress_past_the_timeout_becomes_a_timed_out_row(relay:
     job = await relay.store.get_job(JOB)
     assert job is not None and job.state == JobState.TIMED_OUT
     (event,) = [e for e in relay.accepted if e.source == "sweeper"]
-    assert event.state is JobState.TIMED_OUT
-    assert event.record is not None and event.record.context.head_sha == "a" * 40
+    assert event.job.state is JobState.TIMED_OUT
+    assert event.job.dispatch.context.head_sha == "a" * 40
     assert (await relay.sweeper.sweep_once()).zombies_finalised == 0
 
 
@@ -115,8 +114,8 @@ async def until_job_is(relay: Relay, state: JobState) -> None:
         await asyncio.sleep(0.01)
 
 
-def recorded(relay: Relay) -> AcceptedHook:
-    async def record(event: AcceptedCallback) -> None:
+def recorded(relay: Relay) -> JobHook:
+    async def record(event: JobTransitioned) -> None:
         relay.accepted.append(event)
 
     return record
@@ -171,7 +170,7 @@ async def test_a_completion_whose_relay_died_before_the_hud_row_is_redone_after_
     row = relay.hud.only_row()
     assert (row["status"], row["conclusion"], row["execution_time"]) == ("completed", "success", 30)
     (event,) = [e for e in relay.accepted if e.source == "sweeper"]
-    assert event.state is JobState.COMPLETED and event.job_key == JOB
+    assert event.job.state is JobState.COMPLETED and event.job.key == JOB
     assert (await relay.sweeper.sweep_once()).completions_redone == 0
 
 
@@ -210,7 +209,7 @@ async def test_a_completion_landing_while_the_sweeper_times_the_job_out_keeps_it
     row = relay.hud.only_row()
     assert (row["status"], row["conclusion"]) == ("completed", "success")
     (event,) = [e for e in relay.accepted if e.source == "sweeper"]
-    assert event.state is JobState.COMPLETED
+    assert event.job.state is JobState.COMPLETED
     assert await relay.store.overdue(relay.clock() + COMPLETION_GRACE) == []
 
 
@@ -683,7 +682,7 @@ def sweep_env(tmp_path: Path) -> dict[str, str]:
 
 
 async def queue_one_hud_row(tmp_path: Path, *, lock_holder: str | None = None) -> None:
-    from tests.relay.callback.test_hud_forwarder import hud_body
+    from tests.relay.results.test_forwarder import hud_body
 
     store = await SqliteStateStore.open(tmp_path / "state.db")
     await store.enqueue(HUD_QUEUE, "item-1", {"body": hud_body(), "expect": None})

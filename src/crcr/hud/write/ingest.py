@@ -27,6 +27,7 @@ from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.writer import write_reports
+from crcr.web.refusal import Invalid
 from crcr.web.web_urls import MAX_URL_LENGTH, web_url_problem
 
 NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
@@ -42,15 +43,6 @@ MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the 
 CHECKPOINT_EVERY = 32
 
 
-class IngestRejected(Exception):
-    """The body is unacceptable; `status_code` is the 4xx to answer, `message` says why."""
-
-    def __init__(self, status_code: int, message: str) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.message = message
-
-
 @dataclass(frozen=True)
 class IngestResult:
     """What a write did: `created` a row, `updated` it, or found it `unchanged`."""
@@ -61,7 +53,7 @@ class IngestResult:
 
 def _object(value: Any, path: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
-        raise IngestRejected(400, f"{path} must be an object")
+        raise Invalid(f"{path} must be an object")
     return value
 
 
@@ -73,12 +65,12 @@ def _text(
         value = str(value)
     if value is None or value == "":
         if required:
-            raise IngestRejected(400, f"{path}.{key} is required")
+            raise Invalid(f"{path}.{key} is required")
         return None
     if not isinstance(value, str):
-        raise IngestRejected(400, f"{path}.{key} must be a string")
+        raise Invalid(f"{path}.{key} must be a string")
     if len(value) > max_len:
-        raise IngestRejected(400, f"{path}.{key} is longer than {max_len} characters")
+        raise Invalid(f"{path}.{key} is longer than {max_len} characters")
     return value
 
 
@@ -93,7 +85,7 @@ def _number(source: Mapping[str, Any], key: str, path: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise IngestRejected(400, f"{path}.{key} must be a non-negative number or null")
+        raise Invalid(f"{path}.{key} must be a non-negative number or null")
     return float(value)
 
 
@@ -102,7 +94,7 @@ def _count(source: Mapping[str, Any], key: str, path: str) -> int | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise IngestRejected(400, f"{path}.{key} must be a non-negative integer")
+        raise Invalid(f"{path}.{key} must be a non-negative integer")
     return value
 
 
@@ -111,11 +103,11 @@ def _timestamp(source: Mapping[str, Any], key: str, path: str) -> datetime | Non
     if value is None or value == "":
         return None
     if not isinstance(value, str):
-        raise IngestRejected(400, f"{path}.{key} must be an ISO-8601 string or null")
+        raise Invalid(f"{path}.{key} must be an ISO-8601 string or null")
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise IngestRejected(400, f"{path}.{key} is not an ISO-8601 timestamp") from None
+        raise Invalid(f"{path}.{key} is not an ISO-8601 timestamp") from None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
 
 
@@ -125,7 +117,7 @@ def _pr_number(value: Any, path: str) -> int:
     if isinstance(value, str) and value.isdigit():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise IngestRejected(400, f"{path} must be a non-negative integer")
+        raise Invalid(f"{path} must be a non-negative integer")
     return value
 
 
@@ -184,7 +176,7 @@ def _link(source: Mapping[str, Any], key: str, path: str, *, allow_http: bool) -
 
 
 def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
-    """Validate a §6 body and map it to a job report; raises `IngestRejected` (400).
+    """Validate a §6 body and map it to a job report; raises `Invalid` (400).
 
     `allow_http` keeps `http://` links (the sandbox); otherwise only `https://` ones.
     """
@@ -197,7 +189,7 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
 
     repo = _required(trusted, "verified_repo", "trusted", max_len=200)
     if not _REPO.match(repo):
-        raise IngestRejected(400, "trusted.verified_repo must be of the form owner/repo")
+        raise Invalid("trusted.verified_repo must be of the form owner/repo")
     level = _text(trusted, "downstream_repo_level", "trusted", max_len=8, required=False)
     metrics_raw = trusted.get("ci_metrics")
     metrics = _object(metrics_raw, "trusted.ci_metrics") if metrics_raw is not None else {}
@@ -207,13 +199,13 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
 
     status = _required(workflow, "status", wf, max_len=20)
     if status not in STATUSES:
-        raise IngestRejected(400, f"{wf}.status must be one of {', '.join(sorted(STATUSES))}")
+        raise Invalid(f"{wf}.status must be one of {', '.join(sorted(STATUSES))}")
     conclusion = _text(workflow, "conclusion", wf, max_len=30, required=False)
     if conclusion is not None and not _WORD.match(conclusion):
-        raise IngestRejected(400, f"{wf}.conclusion is not a check-run conclusion")
+        raise Invalid(f"{wf}.conclusion is not a check-run conclusion")
     attempt_text = _text(workflow, "run_attempt", wf, max_len=9, required=False) or "1"
     if not attempt_text.isdigit() or int(attempt_text) < 1:
-        raise IngestRejected(400, f"{wf}.run_attempt must be a positive integer")
+        raise Invalid(f"{wf}.run_attempt must be a positive integer")
 
     results_raw = workflow.get("test_results")
     results = _object(results_raw, f"{wf}.test_results") if results_raw is not None else {}
@@ -225,7 +217,7 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
     try:
         detail = failure_detail(trusted, workflow, results)
     except DetailRejected as exc:
-        raise IngestRejected(400, str(exc)) from None
+        raise Invalid(str(exc)) from None
 
     return JobReport(
         downstream_repo=repo,
@@ -286,7 +278,7 @@ class HudIngestor:
         self._checkpoint: asyncio.Task[None] | None = None
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
-        """Store one §6 body; raises `IngestRejected` for a body the HUD refuses."""
+        """Store one §6 body; raises `Invalid` for a body the HUD refuses."""
         report = parse_result_body(body, allow_http=self._allow_http)
         outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending.append((report, self._clock(), outcome))

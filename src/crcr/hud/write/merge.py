@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import Any
 
 from crcr.hud.write.report import JobReport
-from crcr.hud.write.rollups import JobFacts
+from crcr.hud.write.rollups import RollupFacts
 
 IDENTITY_FIELDS = (
     "downstream_repo",
@@ -96,9 +96,9 @@ def _differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     return any(old.get(name) != value for name, value in new.items() if name != "updated_at")
 
 
-def row_facts(row: Mapping[str, Any]) -> JobFacts:
+def row_facts(row: Mapping[str, Any]) -> RollupFacts:
     """The parts of a row the rollups count."""
-    return JobFacts(
+    return RollupFacts(
         downstream_repo=row["downstream_repo"],
         day=row["day"],
         event_type=row["event_type"],

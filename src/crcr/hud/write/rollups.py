@@ -28,7 +28,7 @@ K = TypeVar("K")
 
 
 @dataclass(frozen=True)
-class JobFacts:
+class RollupFacts:
     """The parts of a stored job row that the rollups depend on."""
 
     downstream_repo: str
@@ -79,7 +79,7 @@ def _add(counts: dict[K, int], key: K, delta: int) -> None:
     counts[key] = counts.get(key, 0) + delta
 
 
-def _add_daily(counters: dict[str, int], facts: JobFacts, sign: int) -> None:
+def _add_daily(counters: dict[str, int], facts: RollupFacts, sign: int) -> None:
     """Add (sign 1) or take away (sign -1) what a row counts in its daily rollup.
 
     Plain dicts rather than Counters: this runs twice per HUD write, and Counter's
@@ -102,7 +102,7 @@ def _add_daily(counters: dict[str, int], facts: JobFacts, sign: int) -> None:
             _add(counters, n_name, sign)
 
 
-def rollup_change(old: JobFacts | None, new: JobFacts) -> RollupChange:
+def rollup_change(old: RollupFacts | None, new: RollupFacts) -> RollupChange:
     """The net rollup change of replacing `old` (None for an insert) with `new`."""
     daily: dict[DailyKey, dict[str, int]] = {}
     prs: dict[PrKey, int] = {}

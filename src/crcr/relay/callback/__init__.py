@@ -2,7 +2,6 @@
 
 In flow order: `endpoint` (token, level, rate limit), `schema` (the body), `self_report`
 (nightly/periodic reports, which skip the rest), `binding` (to the dispatch record),
-`job_state` (the per-job state machine), `accept` (the atomic transition, timing, the
-HUD write and the hooks), `hud_body` and `hud_forwarder` (the SPEC §6 body and its
-delivery). `deps` is what the endpoint needs from the rest of crcr.
+`accept` (the job's atomic transition through `jobs/`, timing, the HUD write through
+`results/` and the hooks). `deps` is what the endpoint needs from the rest of crcr.
 """

@@ -8,85 +8,38 @@ So the HUD row and the hooks of a completion must not depend on this process liv
 until they are done: a relay killed in between would leave the reporter's retry a
 duplicate and an L3/L4 check run in progress for good. The completed transition
 therefore keeps the job on the sweeper's deadline list for `COMPLETION_GRACE` seconds,
-with what the sweeper needs to redo them (`sweeper.Sweeper`), and the job leaves the
-list once they are done.
+and the job record holds what the sweeper needs to redo them (`jobs.job.Job`); the job
+leaves the list once they are done.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook, CallbackDeps
-from crcr.relay.callback.hud_body import (
-    build_hud_body,
-    dispatch_section,
-    elapsed,
-    queue_time,
-)
-from crcr.relay.callback.hud_forwarder import Delivery, ForwardResult
-from crcr.relay.callback.job_state import (
+from crcr.relay.callback.deps import CallbackDeps
+from crcr.relay.callback.schema import CallbackBody, ParsedCallback
+from crcr.relay.jobs.dispatch import DispatchRecord
+from crcr.relay.jobs.events import JobTransitioned, run_hooks
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.jobs.job import Job, JobCompletion
+from crcr.relay.jobs.lifecycle import (
+    COMPLETION_GRACE,
     Classification,
     JobKey,
     JobState,
     ReportedStatus,
     allowed_from_for_store,
     classify,
-    new_record,
 )
-from crcr.relay.callback.schema import CallbackBody, ParsedCallback
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.results.body import elapsed, job_hud_body, queue_time
+from crcr.relay.results.forwarder import Delivery, ForwardResult
 from crcr.stores.state import JobRecord
 from crcr.web.error_bodies import error_body
 
 log = logging.getLogger(__name__)
-
-COMPLETION_GRACE = 300.0
-"""Seconds a completed job's HUD row and hooks have before the sweeper redoes them.
-
-Well beyond the callback's own budgets (HUD write and hooks: seconds), so that the
-sweeper never redoes what a live request is still doing; were it to, the redo is
-harmless: the HUD row is an upsert and check runs are queued once per transition.
-"""
-
-MAX_JOB_RECORD_BYTES = 96 * 1024
-"""The most one job record's data may take in the state store, as JSON.
-
-It holds the dispatch record (upstream context: GitHub allows 100 labels of at most 50
-characters on a PR, ~6 KB), the callback minus its echoed payload (unknown keys
-dropped, every string capped by `schema`: ~5.5 KB), the failed tests' names and files
-(at most 100 of 300 + 300 characters: ~62 KB; their messages are left to the HUD, see
-`kept_in_job_record`), a triage verdict (at most 16 KB) and a few numbers. With the
-default `CRCR_STATUS_TTL` of 3 days and rate limit, one downstream can hold at most
-100 x 60 x 72 records at once, whatever it sends.
-"""
-
-
-def kept_in_job_record(callback: Mapping[str, Any]) -> dict[str, Any]:
-    """The callback as the job record keeps it: failed tests without their messages.
-
-    The messages (up to 2,000 characters each, a hundred of them) are for the HUD row,
-    written from the callback itself; the record needs the names (check-run summaries)
-    and enough to redo a lost HUD write, where a row without messages is the price.
-    """
-    workflow = callback.get("workflow")
-    results = workflow.get("test_results") if isinstance(workflow, Mapping) else None
-    failed = results.get("failed_tests") if isinstance(results, Mapping) else None
-    if not isinstance(failed, list) or not isinstance(workflow, Mapping):
-        return dict(callback)
-    assert isinstance(results, Mapping)
-    trimmed = [
-        {k: v for k, v in entry.items() if k != "message"} if isinstance(entry, Mapping) else entry
-        for entry in failed
-    ]
-    return {
-        **callback,
-        "workflow": {**workflow, "test_results": {**results, "failed_tests": trimmed}},
-    }
 
 
 @dataclass(frozen=True)
@@ -115,89 +68,88 @@ def job_key_for(body: CallbackBody, repo: str) -> str:
 async def process_job_callback(
     deps: CallbackDeps,
     *,
+    key: str,
     verified_repo: str,
     level: Level,
     callback: ParsedCallback,
     record: DispatchRecord,
     issuer_kind: str = "github",
 ) -> JobOutcome:
-    """Apply the transition and, if it applied, forward to the HUD and run the hooks."""
+    """Apply the transition of job `key` and, if it applied, forward to the HUD and run
+    the hooks."""
     body = callback.body
     now = deps.clock()
-    key = job_key_for(body, verified_repo)
     status = body.workflow.status
-    conclusion = body.workflow.conclusion if status is ReportedStatus.COMPLETED else None
-    trusted_dispatch = dispatch_section(record.context)
-    data: dict[str, Any] = {"status": str(status), "conclusion": conclusion}
-    if status is ReportedStatus.IN_PROGRESS:
-        data.update(
-            in_progress_at=now,
-            queue_time=queue_time(now, record.sent_at, body.workflow.run_attempt),
-            # What the sweeper needs to write a timed_out row if the job never completes.
-            verified_repo=verified_repo,
-            level=str(level),
-            # Whose CI this is: only GitHub Actions jobs can be re-run or looked up.
-            issuer_kind=issuer_kind,
-            record=record.to_store(),
-            callback=kept_in_job_record(callback.without_payload),
-        )
-    else:
-        # With the in_progress facts merged under them, enough for the sweeper to
-        # rebuild this completion's HUD body and hooks should this process die first.
-        data.update(completed_at=now, callback=kept_in_job_record(callback.without_payload))
-
     in_progress = status is ReportedStatus.IN_PROGRESS
+    completion: JobCompletion | None = None
+    if in_progress:
+        started = Job.started(
+            key,
+            verified_repo=verified_repo,
+            level=level,
+            dispatch=record,
+            callback=callback.without_payload,
+            at=now,
+            queue_time=queue_time(now, record.sent_at, body.workflow.run_attempt),
+            issuer_kind=issuer_kind,
+        )
+        new = started.to_record()
+    else:
+        completion = JobCompletion.of(body.workflow.conclusion, now, callback.without_payload)
+        new = completion.to_record()
     transition = await deps.store.transition_job_and_deadline(
         key,
         allowed_from=allowed_from_for_store(status),
-        new=new_record(status, data),
+        new=new,
         ttl=deps.settings.status_ttl,
         # Tracked while in progress (zombies), and once completed until its effects
         # are done (a relay that died before them), for the sweeper.
         deadline=now + (deps.settings.zombie_timeout if in_progress else COMPLETION_GRACE),
     )
-    verdict = classify(status, conclusion, transition)
+    verdict = classify(status, completion.conclusion if completion else None, transition)
     if not verdict.accepted:
         return JobOutcome(verdict)
 
-    if in_progress:
-        timing: tuple[float | None, float | None] = (data["queue_time"], None)
+    if completion is None:
+        job, execution_time = started, None
     else:
-        previous = transition.previous.data if transition.previous else {}
-        timing = (previous.get("queue_time"), elapsed(now, previous.get("in_progress_at")))
-
+        # A record this release cannot read (an older format) gives a row without timing.
+        before = Job.readable(key, transition.previous) or _unrecorded(
+            key, verified_repo, level, record, issuer_kind
+        )
+        job = before.completed(completion)
+        execution_time = elapsed(now, before.in_progress_at)
     document = callback_payload_for(deps, callback)
-    hud_body = build_hud_body(
-        verified_repo=verified_repo,
-        level=str(level),
-        queue_time=timing[0],
-        execution_time=timing[1],
-        dispatch=trusted_dispatch,
-        callback_payload=document,
+    hud_body = job_hud_body(
+        job, execution_time=execution_time, callback_payload=document, level=str(level)
     )
-    new_state = JobState.IN_PROGRESS if status is ReportedStatus.IN_PROGRESS else JobState.COMPLETED
-    expect = {"job_key": key, "state": str(new_state), "conclusion": conclusion}
+    expect = HudExpectation.of(job)
     result = await deps.forwarder.forward(hud_body, expect=expect, budget=deps.forward_budget)
     if result.delivery is Delivery.REJECTED:
-        await _undo_transition(deps, key, new_state, transition.previous)
+        await _undo_transition(deps, key, job.state, transition.previous)
         return JobOutcome(verdict, result)
-    accepted = AcceptedCallback(
-        verified_repo=verified_repo,
-        level=level,
-        body=body,
-        callback_payload=document,
-        record=record,
-        job_key=key,
-        state=new_state,
-        hud_body=hud_body,
-        hud_delivery=result.delivery,
-        issuer_kind=issuer_kind,
-    )
-    await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
+    await run_hooks(deps.on_accepted, JobTransitioned(job, hud_body), budget=deps.hook_budget)
     if not in_progress:
         # Not waited for: were it lost, the sweeper's redo is harmless.
         await deps.store.untrack_deadline(key, wait=False)
     return JobOutcome(verdict, result)
+
+
+def _unrecorded(
+    key: str, verified_repo: str, level: Level, record: DispatchRecord, issuer_kind: str
+) -> Job:
+    """The job before a completion, when its record is unreadable: what the callback knows."""
+    return Job(
+        key=key,
+        state=JobState.IN_PROGRESS,
+        verified_repo=verified_repo,
+        level=level,
+        dispatch=record,
+        callback={},
+        in_progress_at=None,
+        queue_time=None,
+        issuer_kind=issuer_kind,
+    )
 
 
 async def _undo_transition(
@@ -211,9 +163,9 @@ async def _undo_transition(
     """
     deadline = None
     if previous is not None and previous.state == JobState.IN_PROGRESS:
-        started = previous.data.get("in_progress_at")
-        since = started if isinstance(started, int | float) else deps.clock()
-        deadline = since + deps.settings.zombie_timeout
+        before = Job.readable(key, previous)
+        started = before.in_progress_at if before is not None else None
+        deadline = (started if started is not None else deps.clock()) + deps.settings.zombie_timeout
     restored = await deps.store.restore_job(
         key,
         expected_state=str(new_state),
@@ -223,28 +175,6 @@ async def _undo_transition(
     )
     if not restored:
         log.warning("job %s moved on before its refused transition could be undone", key)
-
-
-async def run_hooks(
-    hooks: Sequence[AcceptedHook], accepted: AcceptedCallback, *, budget: float
-) -> None:
-    """Run the hooks within `budget` seconds together; a failing hook is logged, never fatal.
-
-    The job's state has already changed and the HUD has the row: failing the callback
-    now would only make the reporter retry into a "duplicate". A hook that hangs is cut
-    at the deadline; the hooks after it still run what they can do without waiting.
-    """
-    deadline = asyncio.get_running_loop().time() + budget
-    for hook in hooks:
-        try:
-            async with asyncio.timeout_at(deadline):
-                await hook(accepted)
-        except Exception:
-            log.exception(
-                "on_accepted hook %s failed for job %s",
-                getattr(hook, "__qualname__", repr(hook)),
-                accepted.job_key,
-            )
 
 
 def forward_answer(result: ForwardResult | None) -> tuple[int, dict[str, Any], str]:

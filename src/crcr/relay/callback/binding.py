@@ -10,18 +10,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from crcr.relay.callback.schema import CallbackBody, CallbackRejected
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.callback.schema import CallbackBody
+from crcr.relay.jobs.dispatch import DispatchRecord
+from crcr.web.refusal import Invalid
 
 
 def bind_to_dispatch(raw_record: Mapping[str, Any] | None, body: CallbackBody) -> DispatchRecord:
-    """Return the dispatch record the callback belongs to, or raise `CallbackRejected(400)`."""
+    """Return the dispatch record the callback belongs to, or raise `Invalid` (400)."""
     if raw_record is None:
-        raise CallbackRejected(400, "delivery_id: no dispatch to this repository for this delivery")
+        raise Invalid("delivery_id: no dispatch to this repository for this delivery")
     record = DispatchRecord.from_store(raw_record)
     if not record.accepts_callbacks:
-        raise CallbackRejected(
-            400, "delivery_id: the dispatch for this delivery failed; no callbacks are accepted"
+        raise Invalid(
+            "delivery_id: the dispatch for this delivery failed; no callbacks are accepted"
         )
     check_echo(record, body)
     return record
@@ -31,25 +32,23 @@ def check_echo(record: DispatchRecord, body: CallbackBody) -> None:
     """Refuse an echoed payload whose event, head SHA or PR number differs from the record."""
     context = record.context
     if body.event_type is not None and body.event_type != context.event_type:
-        raise CallbackRejected(400, "event_type: does not match the dispatch")
+        raise Invalid("event_type: does not match the dispatch")
     payload = body.payload
     if context.event_type == "pull_request":
         pull_request = payload.pull_request
         if pull_request is None:
-            raise CallbackRejected(
-                400, "payload.pull_request: required for a pull_request dispatch"
-            )
+            raise Invalid("payload.pull_request: required for a pull_request dispatch")
         echoed_sha = pull_request.head.sha if pull_request.head is not None else None
         _same_sha("payload.pull_request.head.sha", echoed_sha, context.head_sha)
         if not _same_number(pull_request.number, context.pr_number):
-            raise CallbackRejected(400, "payload.pull_request.number: does not match the dispatch")
+            raise Invalid("payload.pull_request.number: does not match the dispatch")
     elif context.event_type == "push":
         _same_sha("payload.after", payload.after, context.head_sha)
 
 
 def _same_sha(field: str, echoed: object, recorded: str) -> None:
     if not isinstance(echoed, str) or echoed.lower() != recorded.lower():
-        raise CallbackRejected(400, f"{field}: does not match the dispatch")
+        raise Invalid(f"{field}: does not match the dispatch")
 
 
 def _same_number(echoed: object, recorded: int | None) -> bool:

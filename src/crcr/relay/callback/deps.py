@@ -1,22 +1,20 @@
-"""What the callback endpoint needs from the rest of crcr, and what it hands to hooks."""
+"""What the callback endpoint needs from the rest of crcr, and its time budgets."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from crcr.config.settings import Settings
 from crcr.oidc.claims import VerifiedIdentity
-from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.audit.trail import AuditTrail
-from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.callback.repository_ids import RepositoryIds
-from crcr.relay.callback.schema import CallbackBody
 from crcr.relay.callback.self_report import CommitExists
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.jobs.events import JobHook
+from crcr.relay.results.forwarder import HudForwarder
 from crcr.reporter.post import REQUEST_TIMEOUT
 from crcr.stores.state import StateStore
 
@@ -26,31 +24,6 @@ class TokenVerifier(Protocol):
 
     async def verify(self, authorization: str | None) -> VerifiedIdentity:
         """Return who the token speaks for, or raise `TokenRejected`."""
-
-
-@dataclass(frozen=True)
-class AcceptedCallback:
-    """A callback (or a sweeper timeout) that changed a job: what check runs are built from.
-
-    `record` is the dispatch record (None for nightly/periodic self-reports, which get
-    no check runs); `state` is the job's new state (None for self-reports).
-    """
-
-    verified_repo: str
-    level: Level
-    body: CallbackBody | None
-    callback_payload: Mapping[str, Any]
-    record: DispatchRecord | None
-    job_key: str | None
-    state: JobState | None
-    hud_body: Mapping[str, Any]
-    hud_delivery: Delivery
-    source: str = "callback"
-    issuer_kind: str | None = None
-    """`github` or `buildkite`: whose CI the job ran on (from the verified token)."""
-
-
-AcceptedHook = Callable[[AcceptedCallback], Awaitable[None]]
 
 
 REPORTER_TIMEOUT = REQUEST_TIMEOUT
@@ -82,9 +55,10 @@ retries get all of it): 5 s, so that the whole callback ends by ~9.5 s."""
 class CallbackDeps:
     """Everything `callback_router` needs; built once by the app factory.
 
-    `on_accepted` hooks run after the HUD write for every accepted callback (never for
-    duplicates), within `hook_budget` seconds together; they should enqueue slow work
-    (e.g. check runs) rather than do it inline, because the reporter is waiting.
+    `on_accepted` hooks run after the HUD write for every accepted job callback (never
+    for duplicates, nor for self-reports, which move no job), within `hook_budget`
+    seconds together; they should enqueue slow work (e.g. check runs) rather than do
+    it inline, because the reporter is waiting.
     `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests). `audit`
     records every decision (SPEC §12).
     """
@@ -96,7 +70,7 @@ class CallbackDeps:
     settings: Settings
     commit_exists: CommitExists | None = None
     clock: Callable[[], float] = time.time
-    on_accepted: list[AcceptedHook] = field(default_factory=list)
+    on_accepted: list[JobHook] = field(default_factory=list)
     rate_window: float = 60.0
     check_budget: float = CHECK_BUDGET
     lookup_budget: float = LOOKUP_BUDGET

@@ -27,48 +27,30 @@ from crcr.relay.callback.accept import (
     forward_answer,
     job_key_for,
     process_job_callback,
-    run_hooks,
 )
 from crcr.relay.callback.binding import bind_to_dispatch
-from crcr.relay.callback.deps import AcceptedCallback, CallbackDeps
-from crcr.relay.callback.hud_body import build_hud_body
-from crcr.relay.callback.hud_forwarder import Delivery
-from crcr.relay.callback.job_state import ReportedStatus
+from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.repository_ids import check_entry_constraints
-from crcr.relay.callback.schema import (
-    MAX_BODY_BYTES,
-    CallbackRejected,
-    ParsedCallback,
-    parse_callback,
-)
+from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
 from crcr.relay.callback.self_report import check_self_report, commit_verified
 from crcr.relay.callback.token_binding import (
     NotThisRepository,
     check_run_matches_token,
     with_pinned_run_url,
 )
-from crcr.relay.webhook.records import DispatchRecord
+from crcr.relay.jobs.dispatch import DispatchRecord
+from crcr.relay.jobs.lifecycle import ReportedStatus
+from crcr.relay.results.body import build_hud_body
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.error_bodies import error_body, new_request_id
 from crcr.web.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
+from crcr.web.refusal import Invalid, RateLimited, Refused, TooLarge
 from crcr.web.web_urls import github_web_url
 
 log = logging.getLogger(__name__)
 
 CALLBACK_PATHS = ("/github/callback", "/github/callback/")
-
-
-class Answer(Exception):
-    """Stop processing and answer with this status and body (raised by the steps)."""
-
-    def __init__(
-        self, status_code: int, body: dict[str, Any], headers: dict[str, str] | None = None
-    ) -> None:
-        super().__init__(status_code)
-        self.status_code = status_code
-        self.body = body
-        self.headers = headers or {}
 
 
 def callback_router(
@@ -122,9 +104,9 @@ async def handle_callback(
     facts = CallbackFacts()  # who and what, for the audit trail (SPEC §12)
     try:
         status_code, body, outcome = await _checked_callback(deps, scope, receive, facts)
-    except Answer as answer:
-        outcome = _outcome_of(answer.status_code, answer.body)
-        status_code, body, headers = answer.status_code, answer.body, answer.headers
+    except Refused as refused:
+        outcome = refused.outcome
+        status_code, body, headers = refused.status_code, refused.body, refused.headers
     except StateStoreUnavailable as exc:
         # Fail closed: without the store nothing can be checked or recorded safely.
         log.error("state store unavailable during a callback: %s", exc)
@@ -156,34 +138,20 @@ async def handle_callback(
     return status_code, body, headers
 
 
-def _outcome_of(status_code: int, body: dict[str, Any]) -> str:
-    named = {
-        401: "unauthorized",
-        403: "forbidden",
-        409: "conflict",
-        413: "too_large",
-        429: "rate_limited",
-    }
-    if status_code in named:
-        return named[status_code]
-    if status_code == 200 and body.get("status") in ("ignored", "duplicate"):
-        return str(body["status"])
-    # A closed set: a remote HUD chooses the status of a refusal the caller is answered.
-    return "invalid" if 400 <= status_code < 500 else "error"
-
-
 @dataclass(frozen=True)
 class _Checked:
     """A callback that passed steps 1-6: who sent it, at what level, and its binding.
 
-    `record` is the dispatch record of a job callback; a self-report has none and
-    carries its tested commit and whether GitHub confirmed it instead.
+    `record` is the dispatch record of a job callback, `job_key` its job's store key; a
+    self-report has neither and carries its tested commit and whether GitHub confirmed
+    it instead.
     """
 
     verified_repo: str
     level: Level
     callback: ParsedCallback
     record: DispatchRecord | None = None
+    job_key: str = ""
     sha: str = ""
     sha_verified: bool = False
     issuer_kind: str = "github"
@@ -199,13 +167,16 @@ async def _checked_callback(
         # Nothing is written before the checks end, so the reporter's retry is safe.
         log.warning("callback checks took longer than %g s", deps.check_budget)
         message = f"the callback could not be checked within {deps.check_budget:g} s"
-        raise Answer(503, error_body(f"{message}; retry later"), {"Retry-After": "5"}) from None
+        raise Refused(503, f"{message}; retry later", "error", {"Retry-After": "5"}) from None
+    if checked is None:
+        return 200, {"status": "ignored"}, "ignored"
     if checked.record is None:
         return await _self_report(deps, checked)
 
     # 7-9. atomic transition, metrics, HUD, hooks.
     job = await process_job_callback(
         deps,
+        key=checked.job_key,
         verified_repo=checked.verified_repo,
         level=checked.level,
         callback=checked.callback,
@@ -216,46 +187,48 @@ async def _checked_callback(
     if not verdict.accepted:
         if verdict.http_status == 200:
             return 200, {"status": "duplicate"}, "duplicate"
-        raise Answer(verdict.http_status, error_body(verdict.message))
+        raise Refused(verdict.http_status, verdict.message, verdict.outcome)
     return forward_answer(job.forward)
 
 
 async def _checks(
     deps: CallbackDeps, scope: Scope, receive: Receive, facts: CallbackFacts
-) -> _Checked:
-    """Steps 1-6, which write nothing but the rate-limit hit."""
+) -> _Checked | None:
+    """Steps 1-6, which write nothing but the rate-limit hit; None for a callback ignored
+    (from a repository below L2), which is answered 200 and not refused."""
     # 1. token: the repository is whatever the verified token says.
     try:
         identity = await deps.verifier.verify(header(scope, b"authorization"))
     except KeysUnavailable as exc:
         # Not the caller's fault: answer so that the reporter retries.
-        raise Answer(503, error_body(exc.reason), {"Retry-After": "30"}) from None
+        raise Refused(503, exc.reason, "error", {"Retry-After": "30"}) from None
     except TokenRejected as exc:
-        raise Answer(401, error_body(exc.reason), {"WWW-Authenticate": "Bearer"}) from None
+        raise Refused(401, exc.reason, "unauthorized", {"WWW-Authenticate": "Bearer"}) from None
     verified_repo = identity.repo
     facts.identified(identity)
 
     # 2. authorisation: results are accepted from L2 and above.
     entry = (await deps.allowlist()).entry(verified_repo)
     if entry is None or entry.level < Level.L2:
-        raise Answer(200, {"status": "ignored"})
+        return None
     try:
         await check_entry_constraints(deps.repository_ids, identity, entry)
     except NotThisRepository as exc:
-        raise Answer(403, error_body(str(exc))) from None
+        raise Refused(403, str(exc), "forbidden") from None
 
     # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)
     # share one store round trip; the answers keep SPEC §5's order: a caller over the
     # limit gets 429 whatever its body, and nothing is written before every check passed.
+    key: str | None = None
     try:
-        parsed: ParsedCallback | CallbackRejected
+        parsed: ParsedCallback | Refused
         try:
             raw = await read_capped_asgi_body(scope, receive, MAX_BODY_BYTES)
         except BodyTooLarge as exc:
-            raise CallbackRejected(413, f"body: {exc}") from None
+            raise TooLarge(f"body: {exc}") from None
         parsed = parse_callback(raw, allow_http=deps.settings.allows_plain_http)
-    except CallbackRejected as exc:
+    except Refused as exc:
         parsed = exc
     else:
         reported = parsed.body
@@ -264,48 +237,49 @@ async def _checks(
         facts.described(reported.delivery_id, key, str(workflow.status), workflow.conclusion)
     rate = (f"callback:{verified_repo.lower()}", deps.settings.rate_limit_per_min, deps.rate_window)
     raw_record: dict[str, Any] | None = None
-    if isinstance(parsed, CallbackRejected) or parsed.body.is_self_report:
+    if isinstance(parsed, Refused) or parsed.body.is_self_report:
         decision = await deps.store.hit_rate_limit(*rate)
     else:
         decision, raw_record = await deps.store.hit_rate_limit_and_get_dispatch(
             *rate, parsed.body.delivery_id, entry.repo
         )
     if not decision.allowed:
-        retry_after = str(max(1, decision.retry_after))
-        raise Answer(429, error_body("rate limit exceeded"), {"Retry-After": retry_after})
-    if isinstance(parsed, CallbackRejected):
-        raise Answer(parsed.status_code, error_body(parsed.message))
+        raise RateLimited("rate limit exceeded", max(1, decision.retry_after))
+    if isinstance(parsed, Refused):
+        raise parsed  # refused, but counted against the rate limit first
     for problem in parsed.body.workflow.failure_detail_problems:
         # The downstream's fault, and advisory: said in the log, the callback goes on.
         log.warning(
             "callback from %s (delivery %s): %s", verified_repo, parsed.body.delivery_id, problem
         )
 
-    try:
-        check_run_matches_token(identity, parsed)
-        parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
-        # 5. nightly / periodic self-reports: the tested commit must exist upstream.
-        if parsed.body.is_self_report:
-            sha = check_self_report(parsed.body)
-            verified = await commit_verified(
-                deps.store,
-                deps.commit_exists,
-                deps.settings.upstream_repo,
-                sha,
-                within=deps.lookup_budget,
-                reporter=entry.repo,
-                lookups_per_hour=deps.settings.self_report_lookups_per_hour,
-            )
-            return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
-        # 6. binding to the dispatch record (keyed by the allowlist's spelling).
-        record = bind_to_dispatch(raw_record, parsed.body)
-        if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
-            await _count_job(deps, parsed.body.delivery_id, entry.repo)
-    except CallbackRejected as exc:
-        retry = {} if exc.retry_after is None else {"Retry-After": str(exc.retry_after)}
-        raise Answer(exc.status_code, error_body(exc.message), retry) from None
+    check_run_matches_token(identity, parsed)
+    parsed = with_pinned_run_url(identity, parsed, github_web_url(deps.settings.github_api_url))
+    # 5. nightly / periodic self-reports: the tested commit must exist upstream.
+    if parsed.body.is_self_report:
+        sha = check_self_report(parsed.body)
+        verified = await commit_verified(
+            deps.store,
+            deps.commit_exists,
+            deps.settings.upstream_repo,
+            sha,
+            within=deps.lookup_budget,
+            reporter=entry.repo,
+            lookups_per_hour=deps.settings.self_report_lookups_per_hour,
+        )
+        return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
+    # 6. binding to the dispatch record (keyed by the allowlist's spelling).
+    record = bind_to_dispatch(raw_record, parsed.body)
+    if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
+        await _count_job(deps, parsed.body.delivery_id, entry.repo)
+    assert key is not None  # a job callback that parsed has its key
     return _Checked(
-        verified_repo, entry.level, parsed, record=record, issuer_kind=identity.issuer_kind
+        verified_repo,
+        entry.level,
+        parsed,
+        record=record,
+        job_key=key,
+        issuer_kind=identity.issuer_kind,
     )
 
 
@@ -320,8 +294,7 @@ async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
         f"jobs:{delivery_id}:{repo.lower()}", limit, deps.settings.status_ttl
     )
     if not decision.allowed:
-        raise CallbackRejected(
-            400,
+        raise Invalid(
             f"workflow.job_name: more than {limit} jobs reported for this dispatch "
             "(CRCR_MAX_JOBS_PER_DISPATCH)",
         )
@@ -345,18 +318,5 @@ async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict
         callback_payload=document,
         extra_trusted={"informational": True, "sha_verified": checked.sha_verified},
     )
-    result = await deps.forwarder.forward(hud_body, budget=deps.forward_budget)
-    accepted = AcceptedCallback(
-        verified_repo=checked.verified_repo,
-        level=checked.level,
-        body=body,
-        callback_payload=document,
-        record=None,
-        job_key=None,
-        state=None,
-        hud_body=hud_body,
-        hud_delivery=result.delivery,
-    )
-    if result.delivery is not Delivery.REJECTED:
-        await run_hooks(deps.on_accepted, accepted, budget=deps.hook_budget)
-    return forward_answer(result)
+    # No job moved, so no hooks: a self-report gets no check run and no confirmation.
+    return forward_answer(await deps.forwarder.forward(hud_body, budget=deps.forward_budget))

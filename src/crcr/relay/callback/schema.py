@@ -22,8 +22,9 @@ from pydantic import (
 )
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
-from crcr.relay.callback.job_state import ReportedStatus
+from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.web.json_body import InvalidJson, load_json
+from crcr.web.refusal import Invalid, TooLarge
 from crcr.web.web_urls import web_url_problem
 
 MAX_BODY_BYTES = 1024 * 1024
@@ -35,19 +36,6 @@ MAX_DELIVERY_CHARS = 200
 MAX_COUNT = 1_000_000_000  # test counts: no suite comes near; bounds a number's digits
 MAX_WORD_CHARS = 40  # event type, conclusion, schema version, timestamps
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
-
-
-class CallbackRejected(Exception):
-    """The body is unacceptable; `status_code` is 400 or 413, the message names the field.
-
-    A 429 (a budget spent) says in `retry_after` how many seconds until it refills.
-    """
-
-    def __init__(self, status_code: int, message: str, retry_after: int | None = None) -> None:
-        super().__init__(message)
-        self.status_code = status_code
-        self.message = message
-        self.retry_after = retry_after
 
 
 def _string_or_integer(value: Any) -> Any:
@@ -232,18 +220,18 @@ def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
     `allow_http` admits `http://` links (the sandbox); otherwise only `https://`.
     """
     if len(raw) > MAX_BODY_BYTES:
-        raise CallbackRejected(413, f"body: larger than {MAX_BODY_BYTES} bytes")
+        raise TooLarge(f"body: larger than {MAX_BODY_BYTES} bytes")
     context = {"allow_http": allow_http}
     try:
         body = CallbackBody.model_validate_json(raw, context=context)
     except ValidationError as exc:
         if exc.errors()[0]["type"] != "json_invalid":
-            raise CallbackRejected(400, describe_first_error(exc)) from None
+            raise Invalid(describe_first_error(exc)) from None
         # What pydantic's parser refuses but the standard one reads (NaN, lone
         # surrogates) is judged as before: acceptance does not depend on the parser.
         body = _validated(_json_document(raw), context)
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
-        raise CallbackRejected(400, "workflow.conclusion: required when status is completed")
+        raise Invalid("workflow.conclusion: required when status is completed")
     return ParsedCallback(body, raw)
 
 
@@ -251,7 +239,7 @@ def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
     try:
         return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
-        raise CallbackRejected(400, describe_first_error(exc)) from None
+        raise Invalid(describe_first_error(exc)) from None
 
 
 def _json_document(raw: bytes) -> Any:
@@ -259,7 +247,7 @@ def _json_document(raw: bytes) -> Any:
     try:
         return load_json(raw)
     except InvalidJson as exc:
-        raise CallbackRejected(400, f"body: {exc}") from None
+        raise Invalid(f"body: {exc}") from None
 
 
 def describe_first_error(exc: ValidationError) -> str:

@@ -12,9 +12,10 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 
-from crcr.relay.callback.job_state import ReportedStatus
-from crcr.relay.callback.schema import CallbackBody, CallbackRejected
+from crcr.relay.callback.schema import CallbackBody
+from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.web.refusal import Invalid, RateLimited
 
 log = logging.getLogger(__name__)
 
@@ -31,15 +32,11 @@ LOOKUP_WINDOW = 3600.0
 
 
 def check_self_report(body: CallbackBody) -> str:
-    """Return the tested SHA (lower case) or raise `CallbackRejected(400)`."""
+    """Return the tested SHA (lower case) or raise `Invalid` (400)."""
     if body.workflow.status is not ReportedStatus.COMPLETED:
-        raise CallbackRejected(
-            400, f"workflow.status: {body.event_type} self-reports must be completed"
-        )
+        raise Invalid(f"workflow.status: {body.event_type} self-reports must be completed")
     if not SHA_PATTERN.fullmatch(body.delivery_id):
-        raise CallbackRejected(
-            400, "delivery_id: must be the tested upstream commit SHA (7-40 hex characters)"
-        )
+        raise Invalid("delivery_id: must be the tested upstream commit SHA (7-40 hex characters)")
     return body.delivery_id.lower()
 
 
@@ -56,7 +53,7 @@ async def commit_verified(
     """True when the commit exists upstream, False when GitHub could not be asked.
 
     GitHub gets `within` seconds: the reporter is waiting, and an unverified row is
-    better than a reporter that times out. Raises `CallbackRejected(400)` when GitHub
+    better than a reporter that times out. Raises `Invalid` (400) when GitHub
     says the commit does not exist. Answers are cached, "missing" too; a `reporter`
     whose uncached SHAs cost more than `lookups_per_hour` requests of the App's quota
     in the last hour is refused 429 (its invented SHAs would spend everyone's quota).
@@ -68,8 +65,7 @@ async def commit_verified(
             f"commit-lookup:{reporter.lower()}", lookups_per_hour, LOOKUP_WINDOW
         )
         if not budget.allowed:
-            raise CallbackRejected(
-                429,
+            raise RateLimited(
                 f"delivery_id: more than {lookups_per_hour} new commits to look up this hour "
                 "(CRCR_SELF_REPORT_LOOKUPS_PER_HOUR); report commits that exist upstream",
                 retry_after=max(1, budget.retry_after),
@@ -86,5 +82,5 @@ async def commit_verified(
         cached = "1" if exists else "0"
         await store.cache_set(CACHE_NAMESPACE, key, cached, FOUND_TTL if exists else MISSING_TTL)
     if cached == "0":
-        raise CallbackRejected(400, f"delivery_id: commit {sha} does not exist in {upstream_repo}")
+        raise Invalid(f"delivery_id: commit {sha} does not exist in {upstream_repo}")
     return cached == "1"

@@ -10,7 +10,8 @@ from fnmatch import fnmatchcase
 
 from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import TokenConstraints
-from crcr.relay.callback.schema import CallbackRejected, ParsedCallback
+from crcr.relay.callback.schema import ParsedCallback
+from crcr.web.refusal import Invalid
 from crcr.web.web_urls import actions_run_url, is_run_url_of
 
 
@@ -53,10 +54,10 @@ def check_run_matches_token(identity: VerifiedIdentity, callback: ParsedCallback
         return
     workflow = callback.body.workflow
     if identity.run_id is not None and workflow.run_id != identity.run_id:
-        raise CallbackRejected(400, "workflow.run_id: does not match the token's run_id")
+        raise Invalid("workflow.run_id: does not match the token's run_id")
     attempt = identity.claims.get("run_attempt")
     if attempt is not None and workflow.run_attempt != str(attempt):
-        raise CallbackRejected(400, "workflow.run_attempt: does not match the token's run_attempt")
+        raise Invalid("workflow.run_attempt: does not match the token's run_attempt")
 
 
 def pinned_run_url(

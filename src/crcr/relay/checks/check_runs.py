@@ -1,8 +1,8 @@
 """Upstream check runs for L3/L4 backends, as values: names, ids, outputs, conclusions (SPEC §7).
 
 Pure: the publisher (`publisher`) decides when to call GitHub; this module decides
-what to send. Everything comes from the job record the relay wrote itself (the dispatch
-record's head SHA, PR number and labels), never from the echoed callback payload.
+what to send. Everything comes from the job the relay recorded itself (`jobs.job.Job`:
+the dispatch record's head SHA, PR number and labels), never from the echoed payload.
 
 Push events have no pull request: an L4 backend still gets a check run on the pushed
 SHA (it shows on the commit, `external_id` ends in `:0`), and an L3 backend gets one
@@ -15,12 +15,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from crcr.failure_detail.failed_tests import DROPPED_KEY
 from crcr.relay.allowlist.model import Level, check_run_label
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
-from crcr.stores.state import JobRecord
+from crcr.relay.jobs.job import Job
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.web.web_urls import is_web_url
 
 CHECK_NAME_PREFIX = "crcr/"
@@ -56,8 +55,9 @@ TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.TIMED_OUT})
 
 
 @dataclass(frozen=True)
-class JobReport:
-    """What one job last told the relay, with the upstream facts of its dispatch."""
+class CheckReport:
+    """What one job last told the relay, with the upstream facts of its dispatch: what its
+    check run, notes and oncall comment are built from."""
 
     job_key: str
     repo: str
@@ -109,63 +109,29 @@ class JobReport:
         }
 
 
-def report_from_job(job_key: str, job: JobRecord) -> JobReport | None:
-    """Rebuild a job's report from its record; None when the record lacks the facts.
-
-    The in_progress callback stored the dispatch record and the callback (minus the
-    echoed payload) for the sweeper; later transitions merge their state over it.
-    """
-    data = job.data
-    record, callback = data.get("record"), data.get("callback")
-    if not isinstance(record, Mapping) or not isinstance(callback, Mapping):
-        return None
-    context, workflow = record.get("context"), callback.get("workflow")
-    if not isinstance(context, Mapping) or not isinstance(workflow, Mapping):
-        return None
-    try:
-        state, level = JobState(job.state), Level[str(data.get("level"))]
-    except (KeyError, ValueError):
-        return None
-    pr_number = context.get("pr_number")
-    url = workflow.get("url")
-    failed_tests, failed_total = _failed_tests(workflow.get("test_results"))
-    check_run_id = workflow.get("check_run_id")
-    started = data.get("in_progress_at")
-    return JobReport(
-        job_key=job_key,
-        repo=str(data.get("verified_repo") or record.get("repo") or ""),
-        level=level,
-        state=state,
-        conclusion=data.get("conclusion"),
-        workflow_name=str(workflow.get("name") or ""),
-        job_name=str(workflow.get("job_name") or ""),
-        run_id=str(workflow.get("run_id") or ""),
-        run_attempt=str(workflow.get("run_attempt") or "1"),
-        run_url=url if isinstance(url, str) else None,
-        head_sha=str(context.get("head_sha") or ""),
-        pr_number=int(pr_number) if pr_number else None,
-        labels=tuple(str(label) for label in context.get("labels") or ()),
-        failed_tests=failed_tests,
-        failed_total=failed_total,
-        issuer_kind=str(data["issuer_kind"]) if data.get("issuer_kind") else None,
-        check_run_id=str(check_run_id) if check_run_id else None,
-        started_at=float(started) if isinstance(started, int | float) else None,
+def report_from_job(job: Job) -> CheckReport:
+    """The check report of a job as it stands: its run, and its dispatch's upstream facts."""
+    run, context = job.run, job.dispatch.context
+    return CheckReport(
+        job_key=job.key,
+        repo=job.verified_repo,
+        level=job.level,
+        state=job.state,
+        conclusion=job.conclusion,
+        workflow_name=run.workflow_name,
+        job_name=run.job_name,
+        run_id=run.run_id,
+        run_attempt=run.run_attempt,
+        run_url=run.url,
+        head_sha=context.head_sha,
+        pr_number=context.pr_number or None,
+        labels=context.labels,
+        failed_tests=run.failed_tests,
+        failed_total=run.failed_total,
+        issuer_kind=job.issuer_kind,
+        check_run_id=run.check_run_id,
+        started_at=None if job.in_progress_at is None else float(job.in_progress_at),
     )
-
-
-def _failed_tests(test_results: object) -> tuple[tuple[str, ...], int]:
-    """The failed tests' names the relay kept (bounded on the way in), and how many failed."""
-    if not isinstance(test_results, Mapping):
-        return (), 0
-    entries = test_results.get("failed_tests")
-    names = tuple(
-        str(entry["name"])
-        for entry in (entries if isinstance(entries, list) else ())
-        if isinstance(entry, Mapping) and entry.get("name")
-    )
-    dropped = test_results.get(DROPPED_KEY)
-    total = len(names) + (dropped if isinstance(dropped, int) else 0)
-    return names, total
 
 
 def check_run_name(repo: str, workflow_name: str, job_name: str) -> str:
@@ -233,7 +199,7 @@ def wants_check_run(
     return flagged or any(label.lower() == wanted for label in labels)
 
 
-def output_title(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
+def output_title(report: CheckReport, notes: CheckNotes = NO_NOTES) -> str:
     """`In progress`, or the capitalised conclusion (`Failure`, `Timed out`)."""
     conclusion = noted_conclusion(report.check_conclusion, notes)
     title = noted_title(conclusion, notes)
@@ -244,7 +210,7 @@ def output_title(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
     return conclusion.replace("_", " ").capitalize()
 
 
-def output_summary(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
+def output_summary(report: CheckReport, notes: CheckNotes = NO_NOTES) -> str:
     """A few lines naming the downstream repo, the job and its run, then the notes."""
     lines = [_report_summary(report)]
     lines += note_lines(
@@ -256,7 +222,7 @@ def output_summary(report: JobReport, notes: CheckNotes = NO_NOTES) -> str:
     return "\n\n".join(lines)
 
 
-def _report_summary(report: JobReport) -> str:
+def _report_summary(report: CheckReport) -> str:
     """The job's own lines. Every value a downstream chose goes through `github_text`:
     names as one line of code, the run id as digits or code, the link only when it is
     a plain web URL."""
@@ -274,7 +240,7 @@ def _report_summary(report: JobReport) -> str:
     return "\n\n".join(lines)
 
 
-def check_run_fields(report: JobReport, notes: CheckNotes = NO_NOTES) -> dict[str, Any]:
+def check_run_fields(report: CheckReport, notes: CheckNotes = NO_NOTES) -> dict[str, Any]:
     """The body of `POST /repos/{upstream}/check-runs` for this report.
 
     A new check run is created for every change rather than the old one edited:

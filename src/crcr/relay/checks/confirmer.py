@@ -12,18 +12,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound
 from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.deps import AcceptedCallback
-from crcr.relay.callback.hud_body import iso_utc
-from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.confirmation import confirm, confirmed_body
 from crcr.relay.checks.notes_source import CONTRADICTIONS
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.jobs.events import JobTransitioned
+from crcr.relay.jobs.lifecycle import JobState
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
+from crcr.relay.results.body import iso_utc
+from crcr.relay.results.forwarder import Delivery, HudForwarder
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
@@ -63,35 +63,32 @@ class ConclusionConfirmer:
         """What the sweeper drains for this component."""
         return {CONFIRM_QUEUE: self.handle_item}
 
-    async def on_accepted(self, accepted: AcceptedCallback) -> None:
+    async def on_accepted(self, event: JobTransitioned) -> None:
         """Queue a confirmation for an accepted completion of a GitHub Actions job.
 
         Also a hook of the sweeper's, for a completion whose relay died before its hooks
         ran; a job the sweeper timed out reported no conclusion to confirm.
         """
-        key = accepted.job_key
+        job = event.job
         if (
-            key is None
-            or accepted.state is not JobState.COMPLETED
-            or accepted.issuer_kind != "github"
-            or accepted.level < Level.L2
+            job.state is not JobState.COMPLETED
+            or job.issuer_kind != "github"
+            or job.level < Level.L2
         ):
             return
-        workflow = accepted.callback_payload.get("workflow")
-        if not isinstance(workflow, Mapping):
-            return
-        job_id = str(workflow.get("check_run_id") or "")
+        run = job.run
+        job_id = run.check_run_id or ""
         if not job_id.isdigit():
             return
         payload = {
-            "job_key": key,
-            "repo": accepted.verified_repo,
+            "job_key": job.key,
+            "repo": job.verified_repo,
             "job_id": int(job_id),
-            "reported": workflow.get("conclusion"),
-            "level": str(accepted.level),
-            "hud_body": dict(accepted.hud_body),
+            "reported": run.reported_conclusion,
+            "level": str(job.level),
+            "hud_body": dict(event.hud_body),
         }
-        await self._store.enqueue(CONFIRM_QUEUE, f"{key}:confirm", payload, delay=self.delay)
+        await self._store.enqueue(CONFIRM_QUEUE, f"{job.key}:confirm", payload, delay=self.delay)
 
     async def handle_item(self, item: LeasedItem) -> HandlerResult:
         """Ask GitHub once; retry while the job runs or GitHub is unwell."""

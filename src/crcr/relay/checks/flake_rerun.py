@@ -23,10 +23,10 @@ from collections.abc import Awaitable, Callable
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.job_state import JobState
-from crcr.relay.checks.check_runs import JobReport
+from crcr.relay.checks.check_runs import CheckReport
 from crcr.relay.checks.notes import FlakeCheck
-from crcr.relay.sweeper.handlers import HandlerResult
+from crcr.relay.jobs.lifecycle import JobState
+from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
@@ -41,7 +41,7 @@ REFUSED = ":refused"
 Republish = Callable[[str, str], Awaitable[None]]
 
 
-def rerun_mark_key(report: JobReport) -> str:
+def rerun_mark_key(report: CheckReport) -> str:
     """The job across its attempts: a re-run keeps the run id and the job's name."""
     return "\x1f".join((report.repo.lower(), report.run_id, report.workflow_name, report.job_name))
 
@@ -59,7 +59,7 @@ class FlakeRerun:
         self.republish: Republish | None = None
         """Re-creates a finished job's check run (set by the publisher that owns this)."""
 
-    def applies_to(self, report: JobReport) -> bool:
+    def applies_to(self, report: CheckReport) -> bool:
         """L4 GitHub Actions jobs only: other CI systems cannot be re-run through GitHub."""
         return (
             self.enabled
@@ -69,7 +69,7 @@ class FlakeRerun:
             and report.run_attempt.isdigit()
         )
 
-    async def check(self, report: JobReport, *, max_retries: int | None) -> FlakeCheck | None:
+    async def check(self, report: CheckReport, *, max_retries: int | None) -> FlakeCheck | None:
         """Where this report stands; a first failure asks for the re-run (once).
 
         GitHub refusing the re-run for good (too old, not an Actions run) concludes the

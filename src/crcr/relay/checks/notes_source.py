@@ -7,10 +7,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Protocol
 
-from crcr.relay.callback.job_state import JobState
-from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, JobReport
+from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, CheckReport
 from crcr.relay.checks.flake_rerun import FlakeRerun
 from crcr.relay.checks.notes import CheckNotes, hud_pr_url, noted_conclusion
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.stores.state import StateStore
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class NotesSource:
         self.hud_public_url = hud_public_url
         self._baseline = baseline
 
-    async def notes_for(self, report: JobReport, *, max_retries: int | None) -> CheckNotes:
+    async def notes_for(self, report: CheckReport, *, max_retries: int | None) -> CheckNotes:
         """The notes of one report's check run (asking for an L4 re-run if it is due)."""
         flake = await self.flake.check(report, max_retries=max_retries)
         contradiction = None
@@ -63,7 +63,7 @@ class NotesSource:
             notes = replace(notes, baseline=await self._baseline_of(report))
         return notes
 
-    async def _baseline_of(self, report: JobReport) -> str | None:
+    async def _baseline_of(self, report: CheckReport) -> str | None:
         """The HUD's verdict on this failed job; None without an in-process HUD or a PR."""
         if self._baseline is None or not report.pr_number:
             return None

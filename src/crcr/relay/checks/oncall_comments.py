@@ -26,9 +26,9 @@ from typing import Any
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, JobReport
+from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, CheckReport
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
-from crcr.relay.sweeper.handlers import HandlerResult
+from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class OncallNotifier:
         self._max_retries = max_retries
         self._ttl = ttl
 
-    async def notify(self, report: JobReport, summary_repo: str, cause: str) -> None:
+    async def notify(self, report: CheckReport, summary_repo: str, cause: str) -> None:
         """Queue a comment update for the failing `report` (`cause`: its check item id).
 
         One item per failing check run, so an update that is in flight never swallows
@@ -173,7 +173,7 @@ class OncallNotifier:
         if report.pr_number is not None:
             await self._queue(report, summary_repo, cause, recovered=False)
 
-    async def recovered(self, report: JobReport, summary_repo: str, cause: str) -> None:
+    async def recovered(self, report: CheckReport, summary_repo: str, cause: str) -> None:
         """Queue a comment update for a finished job that did not fail, if it can matter.
 
         It matters when the PR has a comment (its table may shrink, or turn green) or
@@ -191,7 +191,7 @@ class OncallNotifier:
         await self._queue(report, summary_repo, cause, recovered=True)
 
     async def _queue(
-        self, report: JobReport, summary_repo: str, cause: str, *, recovered: bool
+        self, report: CheckReport, summary_repo: str, cause: str, *, recovered: bool
     ) -> None:
         payload = {
             "recovered": recovered,

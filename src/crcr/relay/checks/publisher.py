@@ -15,8 +15,9 @@ nothing; the grace delay keeps the sweeper off the item while the attempt runs, 
 not created twice. (A request that times out after GitHub created the run can still
 yield an identical second one; GitHub takes no idempotency key.)
 
-Order: each item rebuilds its check run from the job record when it is handled and is
-skipped if the job has moved on since. An in_progress check run that lands after the
+Order: the inline attempt builds the check run from the job its transition left; a
+queued item rebuilds it from the job record when it is handled and is skipped if the
+job has moved on since. An in_progress check run that lands after the
 job finished queues the finished one again, so the newest run of a name is always the
 job's latest state.
 """
@@ -37,13 +38,11 @@ from crcr.github.errors import GitHubError, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.entries import check_run_entry
 from crcr.relay.audit.trail import AuditTrail
-from crcr.relay.callback.deps import AcceptedCallback
-from crcr.relay.callback.job_state import JobState
 from crcr.relay.checks.check_runs import (
     CHECKS_WANTED_FLAG,
     FAILING_CONCLUSIONS,
     TERMINAL_STATES,
-    JobReport,
+    CheckReport,
     check_run_fields,
     report_from_job,
 )
@@ -52,7 +51,10 @@ from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
 from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.jobs.events import JobTransitioned
+from crcr.relay.jobs.job import Job, JobRecordUnreadable
+from crcr.relay.jobs.lifecycle import JobState
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
@@ -144,27 +146,26 @@ class CheckPublisher:
         }
 
     # --- entry points ------------------------------------------------------------------
-    async def on_accepted(self, accepted: AcceptedCallback) -> None:
-        """Hook for accepted callbacks and timed-out zombies (`AcceptedHook`)."""
-        key, state = accepted.job_key, accepted.state
-        if accepted.record is None or key is None or state is None or accepted.level < Level.L3:
+    async def on_accepted(self, event: JobTransitioned) -> None:
+        """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
+        is the job as it now stands, so its check run is built without a store read."""
+        job = event.job
+        if job.level < Level.L3:
             return
-        job = await self._store.get_job(key)
-        report = report_from_job(key, job) if job is not None else None
-        if report is None:
-            log.warning("job %s has no record to build a check run from", key)
-            return
+        report = report_from_job(job)
         allowlist = await self._allowlist()
         repo = _spelling(allowlist, report.repo)
         # Summary first, flag read after; the label webhook does the reverse, so one
         # side always sees the other and no job is missed (SPEC §7, label while running).
         await self._store.put_job_summary(
-            report.head_sha, repo, key, report.to_summary(), self._ttl
+            report.head_sha, repo, job.key, report.to_summary(), self._ttl
         )
         if await self._wanted(report, allowlist):
-            item_id = await self._queue(key, state)
+            item_id = await self._queue(job.key, job.state)
             if item_id is not None:
-                await self._try_inline(item_id, key, state, budget=self.inline_budget)
+                await self._try_inline(
+                    item_id, job.key, job.state, budget=self.inline_budget, job=job
+                )
 
     async def backfill(self, head_sha: str, repos: Sequence[str]) -> int:
         """Create check runs for jobs of `repos` that reported before a label opted them in.
@@ -198,18 +199,31 @@ class CheckPublisher:
 
     # --- the work ----------------------------------------------------------------------
     async def publish(
-        self, item_id: str, job_key: str, state: JobState, *, max_retries: int
+        self,
+        item_id: str,
+        job_key: str,
+        state: JobState,
+        *,
+        max_retries: int,
+        job: Job | None = None,
     ) -> HandlerResult:
-        """Create the check run of one job transition unless it is settled or stale."""
+        """Create the check run of one job transition unless it is settled or stale.
+
+        `job` is the job as its transition left it, when the caller holds it (the hook's
+        inline attempt); a queued item reads it, as the job may have moved on since.
+        """
         if await self._store.cache_get(CREATED_MARKS, item_id) is not None:
             return HandlerResult.DONE
-        job = await self._store.get_job(job_key)
-        if job is None or job.state != state:
-            CHECK_RUNS.labels(result="stale").inc()
-            return HandlerResult.DONE
-        report = report_from_job(job_key, job)
-        if report is None:
-            return HandlerResult.DROP
+        if job is None:
+            record = await self._store.get_job(job_key)
+            if record is None or record.state != state:
+                CHECK_RUNS.labels(result="stale").inc()
+                return HandlerResult.DONE
+            try:
+                job = Job.from_store(job_key, record)
+            except JobRecordUnreadable:
+                return HandlerResult.DROP
+        report = report_from_job(job)
         allowlist = await self._allowlist()
         if not await self._wanted(report, allowlist):
             CHECK_RUNS.labels(result="unwanted").inc()
@@ -251,7 +265,7 @@ class CheckPublisher:
         if await self._queue(job_key, state, item_id=item_id) is not None:
             await self._try_inline(item_id, job_key, state, budget=self.inline_budget)
 
-    async def _wanted(self, report: JobReport, allowlist: Allowlist) -> bool:
+    async def _wanted(self, report: CheckReport, allowlist: Allowlist) -> bool:
         """Whether the job gets check runs, at the level it is treated at (demotions)."""
         if allowlist.entry(report.repo) is None:
             return False  # removed from the allowlist: no new check runs (SPEC §12)
@@ -275,12 +289,18 @@ class CheckPublisher:
         return item_id if added else None
 
     async def _try_inline(
-        self, item_id: str, job_key: str, state: JobState, *, budget: float | None
+        self,
+        item_id: str,
+        job_key: str,
+        state: JobState,
+        *,
+        budget: float | None,
+        job: Job | None = None,
     ) -> None:
         """One quick attempt; whatever does not finish is the queue's after the grace delay."""
         try:
             async with asyncio.timeout(budget):
-                await self.publish(item_id, job_key, state, max_retries=0)
+                await self.publish(item_id, job_key, state, max_retries=0, job=job)
         except (GitHubError, TimeoutError) as exc:
             CHECK_RUNS.labels(result="deferred").inc()
             log.warning("check run for %s left to the queue: %s", item_id, exc)

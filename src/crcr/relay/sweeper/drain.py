@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
-from crcr.relay.callback.metrics import QUEUE_DEPTH, QUEUE_OLDEST_AGE
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
+from crcr.relay.sweeper.metrics import QUEUE_DEPTH, QUEUE_OLDEST_AGE
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable

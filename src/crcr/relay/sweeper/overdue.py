@@ -12,21 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from crcr.relay.allowlist.model import Level
-from crcr.relay.callback.accept import run_hooks
-from crcr.relay.callback.deps import AcceptedCallback, AcceptedHook
-from crcr.relay.callback.hud_body import (
-    build_hud_body,
-    dispatch_section,
-    elapsed,
-    payload_for_timeout,
-)
-from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
-from crcr.relay.callback.job_state import TIMEOUT_FROM, JobState, timed_out_record
-from crcr.relay.callback.metrics import COMPLETIONS_REDONE, JOB_FAILURES, ZOMBIES_FINALISED
+from crcr.relay.jobs.events import JobHook, JobTransitioned, run_hooks
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.jobs.job import Job, JobTimeout
+from crcr.relay.jobs.lifecycle import TIMEOUT_FROM, JobState, store_states
+from crcr.relay.results.body import elapsed, job_hud_body, payload_for_timeout
+from crcr.relay.results.forwarder import HudForwarder
+from crcr.relay.sweeper.metrics import COMPLETIONS_REDONE, JOB_FAILURES, ZOMBIES_FINALISED
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.relay.webhook.records import DispatchRecord
 from crcr.stores.state import StateStore, StateStoreUnavailable
 
 log = logging.getLogger(__name__)
@@ -52,7 +46,7 @@ class OverdueJobs:
     store: StateStore
     forwarder: HudForwarder
     status_ttl: int
-    on_finalised: Sequence[AcceptedHook]
+    on_finalised: Sequence[JobHook]
     clock: Callable[[], float]
     batch_size: int
     hook_budget: float
@@ -61,7 +55,7 @@ class OverdueJobs:
         """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
 
         A completion is lost when its relay died between the transition and the HUD row
-        and hooks (see `callback.accept.COMPLETION_GRACE`). A job still due after its
+        and hooks (see `jobs.lifecycle.COMPLETION_GRACE`). A job still due after its
         visit (see `_finalise`) comes back from `overdue`: it waits for the next pass.
         """
         now = self.clock()
@@ -108,42 +102,46 @@ class OverdueJobs:
         be writing the HUD row, or may die before it does. It stays, and the next pass
         looks again (and redoes the completion, unless its relay finished it first).
         """
-        job = await self.store.get_job(key)
-        if job is None:
+        record = await self.store.get_job(key)
+        if record is None:
             return True
-        if job.state == JobState.IN_PROGRESS:
-            if not await self._time_out(key, job.data, now):
+        # An unreadable record raises here: `_visit` logs it and tries again later.
+        job = Job.from_store(key, record)
+        if job.state is JobState.IN_PROGRESS:
+            if not await self._time_out(job, now):
                 return False
             report.zombies_finalised += 1
-        elif job.state == JobState.COMPLETED:
-            await self._redo_completion(key, job.data)
+        elif job.state is JobState.COMPLETED:
+            await self._redo_completion(job)
             report.completions_redone += 1
         return True
 
-    async def _time_out(self, key: str, data: Mapping[str, Any], now: float) -> bool:
-        hud_body = _hud_body_from_job(
-            data,
-            execution_time=elapsed(now, data.get("in_progress_at")),
-            callback_payload=payload_for_timeout(data.get("callback") or {}, completed_at=now),
+    async def _time_out(self, job: Job, now: float) -> bool:
+        timeout = JobTimeout(now)
+        timed_out = job.timed_out(timeout)
+        hud_body = job_hud_body(
+            job,
+            execution_time=elapsed(now, job.in_progress_at),
+            callback_payload=payload_for_timeout(job.callback, completed_at=now),
         )
         # Queued *before* the transition: a crash in between leaves a queued body the
         # queue handler drops as stale if the transition never happened, instead of a
         # TIMED_OUT job whose HUD row was never written.
-        expect = {"job_key": key, "state": str(JobState.TIMED_OUT), "conclusion": "timed_out"}
-        await self.forwarder.enqueue(hud_body, expect=expect, item_id=f"timeout:{key}")
+        expect = HudExpectation.of(timed_out)
+        await self.forwarder.enqueue(hud_body, expect=expect, item_id=f"timeout:{job.key}")
         transition = await self.store.transition_job(
-            key,
-            allowed_from={None if s is None else str(s) for s in TIMEOUT_FROM},
-            new=timed_out_record({"timed_out_at": now}),
+            job.key,
+            allowed_from=store_states(TIMEOUT_FROM),
+            new=timeout.to_record(),
             ttl=self.status_ttl,
         )
         if not transition.applied:
             return False
         ZOMBIES_FINALISED.inc()
-        await self._run_hooks(key, data, JobState.TIMED_OUT, hud_body)
+        await self._run_hooks(timed_out, hud_body)
         return True
 
-    async def _redo_completion(self, key: str, data: Mapping[str, Any]) -> None:
+    async def _redo_completion(self, job: Job) -> None:
         """The HUD row and hooks of a completion, from the job record, through the queue.
 
         Both are safe to repeat (the row is an upsert, check runs are queued once per
@@ -151,47 +149,19 @@ class OverdueJobs:
         The row carries the callback minus the echoed payload: a HUD that reads the
         echo (PyTorch's) gets it without, as it does for a timed-out job.
         """
-        log.warning("job %s completed without its HUD row and hooks confirmed; redoing them", key)
-        hud_body = _hud_body_from_job(
-            data,
-            execution_time=elapsed(data.get("completed_at"), data.get("in_progress_at")),
-            callback_payload=data.get("callback") or {},
+        log.warning(
+            "job %s completed without its HUD row and hooks confirmed; redoing them", job.key
         )
-        conclusion = data.get("conclusion")
-        expect = {"job_key": key, "state": str(JobState.COMPLETED), "conclusion": conclusion}
-        await self.forwarder.enqueue(hud_body, expect=expect, item_id=f"completed:{key}")
+        hud_body = job_hud_body(
+            job,
+            execution_time=elapsed(job.completed_at, job.in_progress_at),
+            callback_payload=job.callback,
+        )
+        expect = HudExpectation.of(job)
+        await self.forwarder.enqueue(hud_body, expect=expect, item_id=f"completed:{job.key}")
         COMPLETIONS_REDONE.inc()
-        await self._run_hooks(key, data, JobState.COMPLETED, hud_body)
+        await self._run_hooks(job, hud_body)
 
-    async def _run_hooks(
-        self, key: str, data: Mapping[str, Any], state: JobState, hud_body: Mapping[str, Any]
-    ) -> None:
-        accepted = AcceptedCallback(
-            verified_repo=str(data["verified_repo"]),
-            level=Level[str(data["level"])],
-            body=None,
-            callback_payload=hud_body["untrusted"]["callback_payload"],
-            record=DispatchRecord.from_store(data["record"]),
-            job_key=key,
-            state=state,
-            hud_body=hud_body,
-            hud_delivery=Delivery.QUEUED,
-            source="sweeper",
-            issuer_kind=data.get("issuer_kind"),
-        )
-        await run_hooks(self.on_finalised, accepted, budget=self.hook_budget)
-
-
-def _hud_body_from_job(
-    data: Mapping[str, Any], *, execution_time: float | None, callback_payload: Mapping[str, Any]
-) -> dict[str, Any]:
-    """A SPEC §6 body from what the in_progress callback stored in the job record."""
-    record = DispatchRecord.from_store(data["record"])
-    return build_hud_body(
-        verified_repo=str(data["verified_repo"]),
-        level=str(Level[str(data["level"])]),
-        queue_time=data.get("queue_time"),
-        execution_time=execution_time,
-        dispatch=dispatch_section(record.context),
-        callback_payload=callback_payload,
-    )
+    async def _run_hooks(self, job: Job, hud_body: Mapping[str, Any]) -> None:
+        event = JobTransitioned(job, hud_body, source="sweeper")
+        await run_hooks(self.on_finalised, event, budget=self.hook_budget)

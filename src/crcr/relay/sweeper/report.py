@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from crcr.relay.sweeper.handlers import HandlerResult
+from crcr.relay.jobs.queue_handler import HandlerResult
 
 
 @dataclass

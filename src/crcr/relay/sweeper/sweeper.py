@@ -20,11 +20,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from crcr.config.settings import Settings
-from crcr.relay.callback.deps import AcceptedHook
-from crcr.relay.callback.hud_forwarder import HUD_QUEUE, HudForwarder
-from crcr.relay.callback.hud_retry import hud_queue_handler
+from crcr.relay.jobs.events import JobHook
+from crcr.relay.jobs.queue_handler import QueueHandler
+from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
+from crcr.relay.results.retry import hud_queue_handler
 from crcr.relay.sweeper.drain import Backoff, QueueDrainer
-from crcr.relay.sweeper.handlers import QueueHandler
 from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
 from crcr.relay.sweeper.overdue import OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
@@ -66,7 +66,7 @@ class Sweeper:
         settings: Settings,
         *,
         queue_handlers: Mapping[str, QueueHandler] | None = None,
-        on_finalised: Sequence[AcceptedHook] = (),
+        on_finalised: Sequence[JobHook] = (),
         extra_steps: Sequence[Callable[[], Awaitable[None]]] = (),
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
-from crcr.relay.webhook.records import UpstreamContext
+from crcr.relay.jobs.dispatch import UpstreamContext
 
 RELAYED_EVENTS = frozenset({"pull_request", "push", "check_run", "check_suite"})
 DISPATCHED_PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "closed"})

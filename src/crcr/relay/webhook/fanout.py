@@ -20,9 +20,9 @@ from typing import Any, Protocol
 from crcr.github.client import encode_dispatch
 from crcr.relay.audit.entries import dispatch_entry
 from crcr.relay.audit.trail import AuditTrail
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.webhook import metrics
-from crcr.relay.webhook.records import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.stores.roles import Dispatches, RetryQueue
 from crcr.stores.state import LeasedItem
 

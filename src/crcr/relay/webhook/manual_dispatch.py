@@ -21,10 +21,10 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.jobs.dispatch import UpstreamContext
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, route_event
 from crcr.relay.webhook.fanout import DispatchOutcome, FanOut, Result, dispatch_to_downstreams
-from crcr.relay.webhook.records import UpstreamContext
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,8 @@
 
 Pure: the store applies transitions atomically (`StateStore.transition_job`), this module
 decides which transitions are legal and what the store's answer means for the caller.
-Change the diagram in docs/job-lifecycle.md together with `TRANSITIONS`.
+Change the diagram in docs/job-lifecycle.md together with `TRANSITIONS`. The callback
+moves jobs on a downstream's word, the sweeper on a timeout: both ask this table.
 """
 
 from __future__ import annotations
@@ -59,6 +60,16 @@ TRANSITIONS: Mapping[ReportedStatus, tuple[JobState, frozenset[JobState | None]]
 # The sweeper's own transition: a zombie is finalised only while still in progress.
 TIMEOUT_FROM: frozenset[JobState | None] = frozenset({JobState.IN_PROGRESS})
 
+COMPLETION_GRACE = 300.0
+"""Seconds a completed job's HUD row and hooks have before the sweeper redoes them.
+
+A completed job stays on the deadline list this long, with what the sweeper needs to
+redo its effects should the relay die first. Well beyond the callback's own budgets
+(HUD write and hooks: seconds), so that the sweeper never redoes what a live request is
+still doing; were it to, the redo is harmless: the HUD row is an upsert and check runs
+are queued once per transition.
+"""
+
 
 @dataclass(frozen=True)
 class JobKey:
@@ -89,6 +100,12 @@ class Classification:
         """Whether this callback changed the job and must be forwarded."""
         return self.verdict is Verdict.ACCEPTED
 
+    @property
+    def outcome(self) -> str:
+        """What the callback counts as in `crcr_callbacks_total` (a completion without its
+        in_progress is an invalid report like any other)."""
+        return "invalid" if self.verdict is Verdict.NOT_STARTED else str(self.verdict)
+
 
 def target_of(status: ReportedStatus) -> tuple[JobState, frozenset[JobState | None]]:
     """The state a reported status moves to and the states it may come from."""
@@ -98,7 +115,7 @@ def target_of(status: ReportedStatus) -> tuple[JobState, frozenset[JobState | No
 def allowed_from_for_store(status: ReportedStatus) -> frozenset[str | None]:
     """`allowed_from` as the store takes it (plain strings, None for "no record")."""
     _, sources = target_of(status)
-    return frozenset(None if state is None else str(state) for state in sources)
+    return store_states(sources)
 
 
 def new_record(status: ReportedStatus, data: Mapping[str, Any]) -> JobRecord:
@@ -145,6 +162,6 @@ def classify(
     return Classification(Verdict.CONFLICT, 409, f"job is {current}, cannot accept {status}")
 
 
-def timed_out_record(data: Mapping[str, Any]) -> JobRecord:
-    """The record the sweeper writes when it finalises a zombie."""
-    return JobRecord(state=str(JobState.TIMED_OUT), data={**data, "conclusion": "timed_out"})
+def store_states(states: frozenset[JobState | None]) -> frozenset[str | None]:
+    """States as the store's `allowed_from` takes them (plain strings, None for "no record")."""
+    return frozenset(None if state is None else str(state) for state in states)

@@ -1,7 +1,9 @@
 """The HUD ingestion body of SPEC §6 and the timing metrics of SPEC §5 step 8 (pure).
 
 `trusted` is everything the relay vouches for (identity, level, timing, the dispatch it
-sent); `untrusted` is the downstream's self-report, forwarded as received.
+sent); `untrusted` is the downstream's self-report, forwarded as received. A job's body
+is built from its typed `Job` alone, so the callback and the sweeper (which has only the
+job record) write the same row.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from crcr.relay.webhook.records import UpstreamContext
+from crcr.relay.jobs.dispatch import UpstreamContext
+from crcr.relay.jobs.job import Job
 
 
 def elapsed(later: float | None, earlier: float | None) -> float | None:
@@ -78,3 +81,25 @@ def payload_for_timeout(
     workflow = dict(callback_payload.get("workflow") or {})
     workflow.update(status="completed", conclusion="timed_out", completed_at=iso_utc(completed_at))
     return {**callback_payload, "workflow": workflow}
+
+
+def job_hud_body(
+    job: Job,
+    *,
+    execution_time: float | None,
+    callback_payload: Mapping[str, Any],
+    level: str | None = None,
+) -> dict[str, Any]:
+    """The SPEC §6 body of a job's transition, its trusted part from the job record.
+
+    `level` is the one a callback was accepted at, when it has one: the level of the
+    row is the backend's at the time of its report (the sweeper uses the job's).
+    """
+    return build_hud_body(
+        verified_repo=job.verified_repo,
+        level=level or str(job.level),
+        queue_time=job.queue_time,
+        execution_time=execution_time,
+        dispatch=dispatch_section(job.dispatch.context),
+        callback_payload=callback_payload,
+    )

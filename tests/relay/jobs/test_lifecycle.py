@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from crcr.relay.callback.job_state import (
+from crcr.relay.jobs.lifecycle import (
     JobKey,
     JobState,
     ReportedStatus,
@@ -12,7 +12,6 @@ from crcr.relay.callback.job_state import (
     allowed_from_for_store,
     classify,
     new_record,
-    timed_out_record,
 )
 from crcr.stores.state import JobRecord, Transition
 
@@ -41,23 +40,44 @@ def test_a_transition_that_applied_is_accepted() -> None:
 @pytest.mark.parametrize(
     ("status", "conclusion", "previous", "expected"),
     [
-        (IN_PROGRESS, None, was(JobState.IN_PROGRESS), (Verdict.DUPLICATE, 200)),
-        (IN_PROGRESS, None, was(JobState.TIMED_OUT, "timed_out"), (Verdict.DUPLICATE, 200)),
-        (IN_PROGRESS, None, was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
-        (COMPLETED, "success", was(JobState.COMPLETED, "success"), (Verdict.DUPLICATE, 200)),
-        (COMPLETED, "failure", was(JobState.COMPLETED, "success"), (Verdict.CONFLICT, 409)),
-        (COMPLETED, "success", Transition(False, None), (Verdict.NOT_STARTED, 400)),
+        (IN_PROGRESS, None, was(JobState.IN_PROGRESS), (Verdict.DUPLICATE, 200, "duplicate")),
+        (
+            IN_PROGRESS,
+            None,
+            was(JobState.TIMED_OUT, "timed_out"),
+            (Verdict.DUPLICATE, 200, "duplicate"),
+        ),
+        (
+            IN_PROGRESS,
+            None,
+            was(JobState.COMPLETED, "success"),
+            (Verdict.CONFLICT, 409, "conflict"),
+        ),
+        (
+            COMPLETED,
+            "success",
+            was(JobState.COMPLETED, "success"),
+            (Verdict.DUPLICATE, 200, "duplicate"),
+        ),
+        (
+            COMPLETED,
+            "failure",
+            was(JobState.COMPLETED, "success"),
+            (Verdict.CONFLICT, 409, "conflict"),
+        ),
+        # counted as any other invalid report
+        (COMPLETED, "success", Transition(False, None), (Verdict.NOT_STARTED, 400, "invalid")),
     ],
 )
 def test_a_callback_that_did_not_apply_is_classified_by_what_was_there(
     status: ReportedStatus,
     conclusion: str | None,
     previous: Transition,
-    expected: tuple[Verdict, int],
+    expected: tuple[Verdict, int, str],
 ) -> None:
     verdict = classify(status, conclusion, previous)
 
-    assert (verdict.verdict, verdict.http_status) == expected
+    assert (verdict.verdict, verdict.http_status, verdict.outcome) == expected
     assert verdict.accepted is False
 
 
@@ -65,13 +85,6 @@ def test_the_new_record_carries_the_target_state_and_the_data() -> None:
     record = new_record(COMPLETED, {"conclusion": "success"})
 
     assert record == JobRecord("COMPLETED", {"conclusion": "success"})
-
-
-def test_a_timeout_is_recorded_with_the_timed_out_conclusion() -> None:
-    record = timed_out_record({"timed_out_at": 5.0})
-
-    assert record.state == "TIMED_OUT"
-    assert record.data == {"timed_out_at": 5.0, "conclusion": "timed_out"}
 
 
 def test_a_new_run_attempt_is_a_new_job() -> None:

@@ -1,7 +1,8 @@
 """What a retry queue's owner gives the sweeper: a handler, and what it made of an item.
 
-Its own module because the queue owners (fan-out, check publisher, oncall comments, HUD
-forwarding) and the sweeper that drains their queues all speak it.
+Here, below both, because the queue owners (fan-out, check publisher, oncall comments,
+HUD forwarding) and the sweeper that drains their queues all speak it and none of them
+may depend on another.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 
-from crcr.relay.callback.hud_forwarder import Delivery, HudForwarder
-from crcr.relay.callback.metrics import HUD_FORWARDS
-from crcr.relay.sweeper.handlers import HandlerResult, QueueHandler
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
+from crcr.relay.results.forwarder import Delivery, HudForwarder
+from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.state import LeasedItem, StateStore
 
 log = logging.getLogger(__name__)
@@ -22,16 +22,10 @@ def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandle
     """
 
     async def handle(item: LeasedItem) -> HandlerResult:
-        expect = item.payload.get("expect")
-        if isinstance(expect, Mapping) and expect.get("job_key"):
-            job = await store.get_job(str(expect["job_key"]))
-            stale = job is not None and (
-                job.state != expect.get("state")
-                or job.data.get("conclusion") != expect.get("conclusion")
-            )
-            if stale:
-                HUD_FORWARDS.labels(result="stale").inc()
-                return HandlerResult.SKIPPED
+        expect = HudExpectation.from_store(item.payload.get("expect"))
+        if expect is not None and expect.is_stale(await store.get_job(expect.job_key)):
+            HUD_FORWARDS.labels(result="stale").inc()
+            return HandlerResult.SKIPPED
         result = await forwarder.try_send(item.payload["body"])
         if result.delivery is Delivery.DELIVERED:
             HUD_FORWARDS.labels(result="retried").inc()

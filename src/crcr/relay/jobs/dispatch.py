@@ -2,7 +2,8 @@
 
 A callback is bound to its record (SPEC §5 step 6): check runs and HUD attribution use
 the head SHA, PR number and labels stored here, never the echoed body, so a downstream
-repo cannot put a check on a commit it was not dispatched for.
+repo cannot put a check on a commit it was not dispatched for. Here, in the job core,
+because the webhook writes them and the callback, sweeper and checks read them.
 """
 
 from __future__ import annotations

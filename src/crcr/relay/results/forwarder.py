@@ -20,10 +20,12 @@ from typing import Any, Protocol
 import httpx
 
 from crcr.config.settings import Settings
-from crcr.relay.callback.metrics import HUD_FORWARDS
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.state import StateStore
 from crcr.web.http_pools import ClientPools
+from crcr.web.refusal import Refused
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ class Ingestor(Protocol):
     """The in-process HUD's ingestion entry point (sync or async)."""
 
     def ingest(self, body: Mapping[str, Any]) -> Any:
-        """Store one body; raise an exception with a 4xx `status_code` to refuse it."""
+        """Store one body; raise `Refused` (a 4xx) to refuse it, as the HTTP route answers."""
 
 
 class InProcessHudTransport:
@@ -84,11 +86,9 @@ class InProcessHudTransport:
                     await result
         except TimeoutError:
             raise HudUnreachable("the HUD did not answer in time") from None
+        except Refused as refused:
+            return HudResponse(refused.status_code, refused.detail[:_MESSAGE_LIMIT])
         except Exception as exc:
-            status = getattr(exc, "status_code", None)
-            if isinstance(status, int) and 400 <= status < 500:
-                message = str(getattr(exc, "message", None) or exc)
-                return HudResponse(status, message[:_MESSAGE_LIMIT])
             log.warning("in-process HUD failed: %s", type(exc).__name__)
             raise HudUnreachable(f"the HUD failed: {type(exc).__name__}") from exc
         return HudResponse(200)
@@ -226,13 +226,13 @@ class HudForwarder:
         self,
         body: Mapping[str, Any],
         *,
-        expect: Mapping[str, Any] | None = None,
+        expect: HudExpectation | None = None,
         budget: float | None = None,
     ) -> ForwardResult:
         """Deliver now, or queue for the sweeper; `expect` is kept with the queued item.
 
-        `expect` describes the job state the body stands for (see `sweeper`): a queued
-        in_progress must not overwrite a completed row that overtook it.
+        `expect` is the job state the body stands for: a queued in_progress must not
+        overwrite a completed row that overtook it (`retry`).
         """
         result = await self.try_send(body, within=budget)
         if result.delivery is not Delivery.FAILED:
@@ -247,11 +247,11 @@ class HudForwarder:
         self,
         body: Mapping[str, Any],
         *,
-        expect: Mapping[str, Any] | None = None,
+        expect: HudExpectation | None = None,
         item_id: str | None = None,
     ) -> bool:
         """Put a body in the durable retry queue; False if it is queued already."""
-        payload = {"body": dict(body), "expect": dict(expect) if expect else None}
+        payload = {"body": dict(body), "expect": expect.to_store() if expect else None}
         queued = await self._store.enqueue(HUD_QUEUE, item_id or queue_item_id(body), payload)
         if self.on_queued is not None:
             self.on_queued()

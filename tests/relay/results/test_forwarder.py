@@ -21,8 +21,10 @@ from crcr.config.settings import Settings
 from crcr.hud.db import create_results_engine, migrate
 from crcr.hud.models import Job
 from crcr.hud.write.ingest import HudIngestor
-from crcr.relay.callback.hud_body import build_hud_body
-from crcr.relay.callback.hud_forwarder import (
+from crcr.relay.jobs.expectation import HudExpectation
+from crcr.relay.jobs.lifecycle import JobState
+from crcr.relay.results.body import build_hud_body
+from crcr.relay.results.forwarder import (
     HUD_QUEUE,
     Delivery,
     HttpHudTransport,
@@ -34,6 +36,9 @@ from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
 
 URL = "http://hud.test/api/crcr/results"
+
+
+EXPECT = HudExpectation("k", JobState.IN_PROGRESS, None)
 
 
 def hud_body(status: str = "in_progress", conclusion: str | None = None, **trusted: Any) -> Any:
@@ -105,7 +110,7 @@ async def forward_over_http(store: StateStore, hud: ScriptedHud) -> Any:
         forwarder = HudForwarder(
             HttpHudTransport(URL, "hud-secret", http, retry_delay=0.01), store, timeout=2.0
         )
-        return await forwarder.forward(hud_body(), expect={"job_key": "k", "state": "X"})
+        return await forwarder.forward(hud_body(), expect=EXPECT)
 
 
 # --- in process --------------------------------------------------------------------
@@ -181,7 +186,10 @@ async def test_a_persistent_hud_5xx_queues_the_body_with_what_it_stands_for(
 
     assert (result.delivery, result.status_code) == (Delivery.QUEUED, 202)
     (item,) = await store.lease(HUD_QUEUE, lease_seconds=5)
-    assert item.payload == {"body": hud_body(), "expect": {"job_key": "k", "state": "X"}}
+    assert item.payload == {
+        "body": hud_body(),
+        "expect": {"job_key": "k", "state": "IN_PROGRESS", "conclusion": None},
+    }
 
 
 @pytest.mark.parametrize("status", [400, 413, 422])
