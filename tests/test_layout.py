@@ -225,30 +225,6 @@ def test_no_two_sibling_sub_packages_import_each_other(parent: str) -> None:
 # their own (`crcr allowlist`, `crcr audit`, `crcr doctor`, `crcr versions`) go through
 # `stores.factory.open_state_store` and never need to name the type.
 WHOLE_STORE_ALLOWED = frozenset({"crcr.runtime"})
-# Still taking the whole store while the callback, sweeper and checks packages are being
-# rewritten elsewhere (relay/jobs/); each will ask for its roles after that lands, and
-# this set is then emptied. It may only shrink: an entry that no longer names
-# `StateStore` fails `test_the_pending_whole_store_modules_still_need_their_exemption`.
-WHOLE_STORE_PENDING = frozenset(
-    {
-        "crcr.relay.callback.deps",
-        "crcr.relay.results.forwarder",
-        "crcr.relay.results.retry",
-        "crcr.relay.callback.repository_ids",
-        "crcr.relay.callback.self_report",
-        "crcr.relay.checks.confirmer",
-        "crcr.relay.checks.flake_rerun",
-        "crcr.relay.checks.notes_source",
-        "crcr.relay.checks.oncall_comments",
-        "crcr.relay.checks.publisher",
-        "crcr.relay.sweeper.drain",
-        "crcr.relay.sweeper.leadership",
-        "crcr.relay.sweeper.overdue",
-        "crcr.relay.sweeper.sweeper",
-    }
-)
-
-
 _QUOTED_ANNOTATION = re.compile(r"[\w.\[\]]+(?: ?[|,] ?[\w.\[\]]+)*")
 
 
@@ -283,12 +259,8 @@ def _whole_store_takers() -> set[str]:
 
 
 def test_consumers_ask_for_store_roles_not_the_whole_store() -> None:
-    takers = _whole_store_takers() - WHOLE_STORE_ALLOWED - WHOLE_STORE_PENDING
+    takers = _whole_store_takers() - WHOLE_STORE_ALLOWED
     assert takers == set(), "ask for the roles in crcr.stores.roles instead"
-
-
-def test_the_pending_whole_store_modules_still_need_their_exemption() -> None:
-    assert WHOLE_STORE_PENDING - _whole_store_takers() == set()
 
 
 def test_the_whole_store_finder_finds_an_annotation(tmp_path: Path) -> None:

@@ -16,7 +16,11 @@ from crcr.relay.callback.self_report import CommitExists
 from crcr.relay.jobs.events import JobHook
 from crcr.relay.results.forwarder import HudForwarder
 from crcr.reporter.post import REQUEST_TIMEOUT
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches, Deadlines, JobStates, RateLimiter
+
+
+class CallbackStore(JobStates, Deadlines, RateLimiter, Caches, Protocol):
+    """The state store's roles this module uses."""
 
 
 class TokenVerifier(Protocol):
@@ -63,7 +67,7 @@ class CallbackDeps:
     records every decision (SPEC §12).
     """
 
-    store: StateStore
+    store: CallbackStore
     verifier: TokenVerifier
     allowlist: Callable[[], Awaitable[Allowlist]]
     forwarder: HudForwarder

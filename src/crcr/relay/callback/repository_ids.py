@@ -11,7 +11,7 @@ from __future__ import annotations
 from crcr.oidc.claims import VerifiedIdentity
 from crcr.relay.allowlist.model import AllowlistEntry
 from crcr.relay.callback.token_binding import check_constraints
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches
 
 CACHE_NAMESPACE = "repository-id"
 REMEMBERED_FOR = 400 * 24 * 3600
@@ -21,7 +21,7 @@ REMEMBERED_FOR = 400 * 24 * 3600
 class RepositoryIds:
     """The learned ids, kept in the state store and remembered in this process."""
 
-    def __init__(self, store: StateStore) -> None:
+    def __init__(self, store: Caches) -> None:
         self._store = store
         # An id never changes for a name once learned, so a process asks the store once.
         self._known: dict[str, str] = {}

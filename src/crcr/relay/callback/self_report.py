@@ -11,11 +11,18 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from crcr.relay.callback.schema import CallbackBody
 from crcr.relay.jobs.lifecycle import ReportedStatus
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import Caches, RateLimiter
+from crcr.stores.state import StateStoreUnavailable
 from crcr.web.refusal import Invalid, RateLimited
+
+
+class SelfReportStore(Caches, RateLimiter, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +48,7 @@ def check_self_report(body: CallbackBody) -> str:
 
 
 async def commit_verified(
-    store: StateStore,
+    store: SelfReportStore,
     commit_exists: CommitExists | None,
     upstream_repo: str,
     sha: str,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound
@@ -24,7 +25,13 @@ from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.results.body import iso_utc
 from crcr.relay.results.forwarder import Delivery, HudForwarder
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import Caches, RetryQueue
+from crcr.stores.state import LeasedItem
+
+
+class ConfirmerStore(Caches, RetryQueue, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +49,7 @@ class ConclusionConfirmer:
 
     def __init__(
         self,
-        store: StateStore,
+        store: ConfirmerStore,
         github: GitHubClient,
         forwarder: HudForwarder,
         *,

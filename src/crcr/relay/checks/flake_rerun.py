@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Protocol
 
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound, GitHubUnprocessable
@@ -27,7 +28,13 @@ from crcr.relay.checks.check_runs import CheckReport
 from crcr.relay.checks.notes import FlakeCheck
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import Caches, RetryQueue
+from crcr.stores.state import LeasedItem
+
+
+class FlakeRerunStore(Caches, RetryQueue, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +57,7 @@ class FlakeRerun:
     """Decides where a job stands in its confirmation and asks GitHub for the re-run."""
 
     def __init__(
-        self, store: StateStore, github: GitHubClient, *, enabled: bool, ttl: float
+        self, store: FlakeRerunStore, github: GitHubClient, *, enabled: bool, ttl: float
     ) -> None:
         self._store = store
         self._github = github

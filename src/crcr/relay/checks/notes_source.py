@@ -11,7 +11,7 @@ from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, CheckReport
 from crcr.relay.checks.flake_rerun import FlakeRerun
 from crcr.relay.checks.notes import CheckNotes, hud_pr_url, noted_conclusion
 from crcr.relay.jobs.lifecycle import JobState
-from crcr.stores.state import StateStore
+from crcr.stores.roles import Caches
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ class NotesSource:
 
     def __init__(
         self,
-        store: StateStore,
+        store: Caches,
         flake: FlakeRerun,
         *,
         hud_public_url: str | None,

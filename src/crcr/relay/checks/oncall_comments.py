@@ -21,7 +21,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
@@ -29,7 +29,13 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, CheckReport
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
 from crcr.relay.jobs.queue_handler import HandlerResult
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import JobSummaries, LeaseClaims, RetryQueue
+from crcr.stores.state import LeasedItem
+
+
+class OncallStore(LeaseClaims, JobSummaries, RetryQueue, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +155,7 @@ class OncallNotifier:
 
     def __init__(
         self,
-        store: StateStore,
+        store: OncallStore,
         github: GitHubClient,
         allowlist: Callable[[], Awaitable[Allowlist]],
         upstream_repo: str,

@@ -55,7 +55,13 @@ from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import Caches, Flags, JobStates, JobSummaries, LeaseClaims, RetryQueue
+from crcr.stores.state import LeasedItem
+
+
+class PublisherStore(JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +101,7 @@ class CheckPublisher:
     def __init__(
         self,
         *,
-        store: StateStore,
+        store: PublisherStore,
         github: GitHubClient,
         allowlist: Callable[[], Awaitable[Allowlist]],
         settings: Settings,

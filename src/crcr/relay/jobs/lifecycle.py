@@ -1,6 +1,6 @@
 """The job lifecycle state machine of SPEC §5 step 7 (diagram: docs/job-lifecycle.md).
 
-Pure: the store applies transitions atomically (`StateStore.transition_job`), this module
+Pure: the store applies transitions atomically (`JobStates.transition_job`), this module
 decides which transitions are legal and what the store's answer means for the caller.
 Change the diagram in docs/job-lifecycle.md together with `TRANSITIONS`. The callback
 moves jobs on a downstream's word, the sweeper on a timeout: both ask this table.

@@ -23,7 +23,7 @@ from crcr.config.settings import Settings
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
-from crcr.stores.state import StateStore
+from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
 
@@ -191,7 +191,7 @@ def queue_item_id(body: Mapping[str, Any]) -> str:
 class HudForwarder:
     """Sends bodies to the HUD; what cannot be delivered now goes to the retry queue."""
 
-    def __init__(self, transport: HudTransport, store: StateStore, *, timeout: float) -> None:
+    def __init__(self, transport: HudTransport, store: RetryQueue, *, timeout: float) -> None:
         self.wants_echoed_payload = transport.wants_echoed_payload
         self.transport = transport
         self._store = store
@@ -260,7 +260,7 @@ class HudForwarder:
 
 def forwarder_from_settings(
     settings: Settings,
-    store: StateStore,
+    store: RetryQueue,
     *,
     http: httpx.AsyncClient | None = None,
     ingestor: Ingestor | None = None,

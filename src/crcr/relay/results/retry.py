@@ -8,12 +8,13 @@ from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.results.forwarder import Delivery, HudForwarder
 from crcr.relay.results.metrics import HUD_FORWARDS
-from crcr.stores.state import LeasedItem, StateStore
+from crcr.stores.roles import JobStates
+from crcr.stores.state import LeasedItem
 
 log = logging.getLogger(__name__)
 
 
-def hud_queue_handler(store: StateStore, forwarder: HudForwarder) -> QueueHandler:
+def hud_queue_handler(store: JobStates, forwarder: HudForwarder) -> QueueHandler:
     """Retry one queued HUD body, unless the job has moved on since it was queued.
 
     A queued in_progress delivered after the job's completed row would regress the

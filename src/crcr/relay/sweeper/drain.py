@@ -21,7 +21,8 @@ from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.sweeper.metrics import QUEUE_DEPTH, QUEUE_OLDEST_AGE
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.stores.state import LeasedItem, StateStore, StateStoreUnavailable
+from crcr.stores.roles import RetryQueue
+from crcr.stores.state import LeasedItem, StateStoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +77,7 @@ class QueueDrainer:
     items must go out in order, such as check runs that supersede one another).
     """
 
-    store: StateStore
+    store: RetryQueue
     backoff: Backoff
     lease_seconds: float
     batch_size: int

@@ -19,7 +19,8 @@ import time
 import uuid
 from collections.abc import Callable
 
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import LeaderLock
+from crcr.stores.state import StateStoreUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ class Leadership:
 
     def __init__(
         self,
-        store: StateStore,
+        store: LeaderLock,
         owner: str,
         *,
         ttl: float = LOCK_TTL,

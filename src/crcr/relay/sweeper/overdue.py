@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from crcr.relay.jobs.events import JobHook, JobTransitioned, run_hooks
 from crcr.relay.jobs.expectation import HudExpectation
@@ -21,7 +21,13 @@ from crcr.relay.results.forwarder import HudForwarder
 from crcr.relay.sweeper.metrics import COMPLETIONS_REDONE, JOB_FAILURES, ZOMBIES_FINALISED
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import Deadlines, JobStates
+from crcr.stores.state import StateStoreUnavailable
+
+
+class OverdueStore(JobStates, Deadlines, Protocol):
+    """The state store's roles this module uses."""
+
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +49,7 @@ class OverdueJobs:
     callback's `on_accepted` hooks would have.
     """
 
-    store: StateStore
+    store: OverdueStore
     forwarder: HudForwarder
     status_ttl: int
     on_finalised: Sequence[JobHook]

@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from crcr.config.settings import Settings
 from crcr.relay.jobs.events import JobHook
@@ -29,7 +30,13 @@ from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
 from crcr.relay.sweeper.overdue import OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
-from crcr.stores.state import StateStore, StateStoreUnavailable
+from crcr.stores.roles import Deadlines, JobStates, LeaderLock, RetryQueue
+from crcr.stores.state import StateStoreUnavailable
+
+
+class SweeperStore(JobStates, Deadlines, RetryQueue, LeaderLock, Protocol):
+    """The state store's roles this module uses."""
+
 
 __all__ = ["BUSY_INTERVAL", "LOCK_NAME", "BackgroundSweeper", "Sweeper"]
 
@@ -61,7 +68,7 @@ class Sweeper:
 
     def __init__(
         self,
-        store: StateStore,
+        store: SweeperStore,
         forwarder: HudForwarder,
         settings: Settings,
         *,
