@@ -50,7 +50,6 @@ def test_the_schedule_grows_by_the_factor_up_to_the_cap(
     backoff: Backoff, waits: list[float]
 ) -> None:
     assert [backoff.delay(retry, highest) for retry in range(5)] == pytest.approx(waits)
-    assert [backoff.ceiling(retry) for retry in range(5)] == pytest.approx(waits)
 
 
 def test_a_retry_far_past_the_cap_neither_overflows_nor_passes_the_cap() -> None:

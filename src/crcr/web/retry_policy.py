@@ -48,14 +48,11 @@ class Backoff:
     cap: float = math.inf
     jitter: tuple[float, float] = NO_JITTER
 
-    def ceiling(self, retry: int) -> float:
-        """The wait before retry number `retry` (from 0) without jitter."""
-        return min(self.cap, self.base * self.factor ** min(retry, _MAX_EXPONENT))
-
     def delay(self, retry: int, random: Callable[[], float] = _random.random) -> float:
         """Seconds to wait before retry number `retry` (from 0), jittered by `random()`."""
         low, high = self.jitter
-        return self.ceiling(retry) * (low + (high - low) * random())
+        ceiling = min(self.cap, self.base * self.factor ** min(retry, _MAX_EXPONENT))
+        return ceiling * (low + (high - low) * random())
 
 
 def retry_after(value: str | None, *, now: float, cap: float = math.inf) -> float | None:
