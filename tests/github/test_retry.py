@@ -13,15 +13,19 @@ from crcr.github.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
+from crcr.web.retry_policy import FULL_JITTER, Backoff
 
 NOW = 1_700_000_000.0
 
 
 def test_backoff_is_full_jitter_below_an_exponential_cap() -> None:
-    policy = RetryPolicy(backoff_base=0.5, backoff_cap=4.0)
+    policy = RetryPolicy(backoff=Backoff(base=0.5, cap=4.0, jitter=FULL_JITTER))
     rng = random.Random(7)
 
-    waits = {attempt: [policy.backoff(attempt, rng) for _ in range(200)] for attempt in range(6)}
+    waits = {
+        attempt: [policy.backoff.delay(attempt, rng.random) for _ in range(200)]
+        for attempt in range(6)
+    }
 
     assert all(0 <= w <= 0.5 for w in waits[0])
     assert all(0 <= w <= 2.0 for w in waits[2])
@@ -38,6 +42,9 @@ def test_backoff_is_full_jitter_below_an_exponential_cap() -> None:
         ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": str(int(NOW) + 45)}, 45.0),
         ({"x-ratelimit-remaining": "10", "x-ratelimit-reset": str(int(NOW) + 45)}, None),
         ({"retry-after": "soon"}, None),
+        ({"retry-after": "²"}, None),  # str.isdigit says yes, float() does not
+        ({"x-ratelimit-remaining": "0", "x-ratelimit-reset": "²"}, None),
+        ({"retry-after": "5", "x-ratelimit-remaining": "0", "x-ratelimit-reset": "1"}, 5.0),
         ({}, None),
     ],
 )

@@ -27,6 +27,7 @@ from crcr.github.http import GitHubHttp
 from crcr.github.retry import RetryPolicy
 from crcr.github.tokens import InstallationToken, InstallationTokens
 from crcr.stores.roles import Caches
+from crcr.web.retry_policy import FULL_JITTER, Backoff
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 MAX_PAGES = 50
@@ -93,8 +94,7 @@ class GitHubClient:
             timeout=timeout,
             policy=RetryPolicy(
                 max_retries=max_retries,
-                backoff_base=backoff_base,
-                backoff_cap=backoff_cap,
+                backoff=Backoff(base=backoff_base, cap=backoff_cap, jitter=FULL_JITTER),
                 max_hinted_wait=max_hinted_wait,
             ),
             transport=transport,

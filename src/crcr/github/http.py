@@ -140,7 +140,8 @@ class GitHubHttp:
                 hint = retry_after_seconds(response.headers, self._clock())
             if attempt >= retries or (hint is not None and hint > self.policy.max_hinted_wait):
                 raise GitHubUnavailable(call, status, message, retry_after=hint)
-            await self._sleep(hint if hint is not None else self.policy.backoff(attempt, self._rng))
+            wait = self.policy.backoff.delay(attempt, self._rng.random) if hint is None else hint
+            await self._sleep(wait)
             attempt += 1
 
     async def aclose(self) -> None:

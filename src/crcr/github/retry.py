@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
+
+from crcr.web.retry_policy import FULL_JITTER, Backoff, retry_after
+
+GITHUB_BACKOFF = Backoff(base=0.5, cap=8.0, jitter=FULL_JITTER)
+"""Full jitter: many requests retry GitHub at once (every callback of a busy minute
+behind one outage), and full jitter spreads them furthest."""
 
 
 @dataclass(frozen=True)
@@ -13,15 +17,10 @@ class RetryPolicy:
     """Exponential backoff with full jitter, capped; GitHub's own hints win when given."""
 
     max_retries: int = 3
-    backoff_base: float = 0.5
-    backoff_cap: float = 8.0
+    backoff: Backoff = GITHUB_BACKOFF
     # A Retry-After longer than this is not slept on in-request: the caller gets the
     # error with the hint and can hand the work to a queue.
     max_hinted_wait: float = 30.0
-
-    def backoff(self, attempt: int, rng: random.Random) -> float:
-        """Full jitter: uniform in [0, min(cap, base · 2^attempt)] (attempt counts from 0)."""
-        return rng.uniform(0.0, min(self.backoff_cap, self.backoff_base * 2**attempt))
 
 
 def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
@@ -32,16 +31,10 @@ def retry_after_seconds(headers: Mapping[str, str], now: float) -> float | None:
     """
     value = headers.get("retry-after")
     if value is not None:
-        value = value.strip()
-        if value.isdigit():
-            return float(value)
-        try:
-            return max(0.0, parsedate_to_datetime(value).timestamp() - now)
-        except (TypeError, ValueError):
-            return None
+        return retry_after(value, now=now)
     if headers.get("x-ratelimit-remaining") == "0":
         reset = headers.get("x-ratelimit-reset", "")
-        if reset.isdigit():
+        if reset.isascii() and reset.isdigit():
             return max(0.0, float(reset) - now)
     return None
 

@@ -38,11 +38,15 @@ class RetryPolicy:
 
 
 def retry_after_seconds(header: str | None, policy: RetryPolicy, *, now: datetime) -> float | None:
-    """Read a `Retry-After` header (seconds or an HTTP date), capped by the policy."""
+    """Read a `Retry-After` header (seconds or an HTTP date), capped by the policy.
+
+    The relay's `crcr.web.retry_policy.retry_after` reads it alike (a shared table test
+    holds the two together); this copy keeps the reporter to the standard library.
+    """
     if header is None:
         return None
     value = header.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():
         seconds = float(value)
     else:
         try:

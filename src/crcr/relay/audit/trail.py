@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import itertools
 import logging
 from collections import deque
@@ -27,6 +28,7 @@ from crcr.relay.audit.entries import ACCEPTED, DUPLICATE, CallbackFacts, callbac
 from crcr.stores.roles import AuditLog
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.access_log import carry_on_request_line
+from crcr.web.retry_policy import Backoff, retrying
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +72,9 @@ class AuditTrail:
         self._keep_seconds = keep_days * 24 * 3600
         self._keep_per_repo = keep_per_repo
         self._capacity = capacity
-        self._retry_delay = retry_delay
+        # A steady wait, not a growing one: the store is crcr's own, every callback asks
+        # it anyway, and a longer wait would only hold the trail back once it is back.
+        self._backoff = Backoff(base=retry_delay, factor=1.0)
         self._close_budget = close_budget
         self._linger = linger
         self._pending: deque[dict[str, Any]] = deque()
@@ -132,14 +136,17 @@ class AuditTrail:
                         await asyncio.wait_for(self._hurry.wait(), self._linger)
                 batch = list(itertools.islice(self._pending, BATCH))
                 try:
-                    await self._store.append_audit(
-                        batch, keep_seconds=self._keep_seconds, keep_per_repo=self._keep_per_repo
+                    await retrying(
+                        functools.partial(
+                            self._store.append_audit,
+                            batch,
+                            keep_seconds=self._keep_seconds,
+                            keep_per_repo=self._keep_per_repo,
+                        ),
+                        backoff=self._backoff,
+                        retry_on=StateStoreUnavailable,
+                        on_retry=_write_failed,
                     )
-                except StateStoreUnavailable as exc:
-                    WRITE_FAILURES.inc()
-                    log.warning("audit trail not written yet, retrying: %s", exc)
-                    await asyncio.sleep(self._retry_delay)
-                    continue
                 except Exception:
                     log.exception("audit batch refused by the store")
                     _dropped(batch, "audit batch refused by the store")
@@ -148,6 +155,11 @@ class AuditTrail:
         finally:
             self._writer = None
             self._hurry.clear()
+
+
+def _write_failed(failure: Exception, wait: float) -> None:
+    WRITE_FAILURES.inc()
+    log.warning("audit trail not written yet, retrying in %g s: %s", wait, failure)
 
 
 _NOT_LOGGED = frozenset({"bucket", "kind", "at"})
