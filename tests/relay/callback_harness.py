@@ -40,7 +40,6 @@ from crcr.relay.callback.endpoint import callback_router
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.results.forwarder import HttpHudTransport, HudForwarder, HudTransport
-from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.sweeper import Sweeper
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
@@ -48,6 +47,7 @@ from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
 from crcr.stores.redis.state import RedisStateStore
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import StateStore
+from crcr.web.retry_policy import Backoff
 
 SANDBOX_API = "http://github.sandbox"
 

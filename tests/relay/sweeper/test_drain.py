@@ -11,7 +11,7 @@ from tests.relay import callback_harness
 from tests.relay.callback_harness import StoreOpener
 
 from crcr.relay.jobs.queue_handler import HandlerResult
-from crcr.relay.sweeper.drain import Backoff, QueueDrainer
+from crcr.relay.sweeper.drain import QUEUE_BACKOFF, QueueDrainer
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.state import LeasedItem, StateStore
@@ -31,7 +31,7 @@ async def store(opener: StoreOpener) -> AsyncIterator[StateStore]:
 
 def drainer(store: StateStore, parallel: int = 1) -> QueueDrainer:
     return QueueDrainer(
-        store, Backoff(), lease_seconds=60, batch_size=50, parallel={QUEUE: parallel}
+        store, QUEUE_BACKOFF, lease_seconds=60, batch_size=50, parallel={QUEUE: parallel}
     )
 
 
@@ -107,7 +107,7 @@ class Clock:
 
 def drainer_on(store: StateStore, clock: Clock) -> QueueDrainer:
     return QueueDrainer(
-        store, Backoff(), lease_seconds=60, batch_size=50, parallel={QUEUE: 4}, clock=clock
+        store, QUEUE_BACKOFF, lease_seconds=60, batch_size=50, parallel={QUEUE: 4}, clock=clock
     )
 
 

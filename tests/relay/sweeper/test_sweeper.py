@@ -33,7 +33,6 @@ from crcr.relay.jobs.events import JobHook, JobTransitioned
 from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
-from crcr.relay.sweeper.drain import Backoff
 from crcr.relay.sweeper.leadership import Leadership
 from crcr.relay.sweeper.metrics import QUEUE_DEPTH
 from crcr.relay.sweeper.overdue import FAILED_JOB_RETRY
@@ -43,6 +42,7 @@ from crcr.relay.sweeper.sweeper import LOCK_NAME, BackgroundSweeper, Sweeper
 from crcr.stores.keys import RedisKeys
 from crcr.stores.sqlite.state import SqliteStateStore
 from crcr.stores.state import JobRecord, LeasedItem
+from crcr.web.retry_policy import EQUAL_JITTER, Backoff
 
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
 relay = harness.relay
@@ -304,12 +304,11 @@ async def test_a_timeout_row_reaches_the_hud_once_it_is_back(relay: Relay) -> No
 
 
 def test_backoff_doubles_up_to_the_cap_and_jitters_down_to_half() -> None:
-    top = Backoff(base=2.0, cap=10.0, random=lambda: 1.0)
-    bottom = Backoff(base=2.0, cap=10.0, random=lambda: 0.0)
+    backoff = Backoff(base=2.0, cap=10.0, jitter=EQUAL_JITTER)
 
-    assert [top.delay(n) for n in range(4)] == [2.0, 4.0, 8.0, 10.0]
-    assert [bottom.delay(n) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
-    assert top.delay(10_000) == 10.0
+    assert [backoff.delay(n, lambda: 1.0) for n in range(4)] == [2.0, 4.0, 8.0, 10.0]
+    assert [backoff.delay(n, lambda: 0.0) for n in range(4)] == [1.0, 2.0, 4.0, 5.0]
+    assert backoff.delay(10_000, lambda: 1.0) == 10.0
 
 
 async def test_other_queues_are_drained_by_their_own_handlers(relay: Relay) -> None:

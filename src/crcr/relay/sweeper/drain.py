@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.roles import RetryQueue
 from crcr.stores.state import LeasedItem, StateStoreUnavailable
+from crcr.web.retry_policy import EQUAL_JITTER, Backoff
 
 log = logging.getLogger(__name__)
 
@@ -32,24 +32,13 @@ HUD or GitHub may wait before the queue notices (SPEC goal: all queued results o
 HUD within 15 s of its recovery), against one request per rest to a far end still down."""
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with jitter: base * 2^attempts, capped, times 0.5-1.0.
+QUEUE_BACKOFF = Backoff(base=5.0, cap=60.0, jitter=EQUAL_JITTER)
+"""A released item's wait: 5 s doubling, capped at a minute, times 0.5-1.0.
 
-    The jitter spreads the retries of items that failed together so that they do not
-    hit the far end together when it comes back. The cap is a minute: an item that
-    failed often (it was the probe of a long outage) is not left waiting a quarter of
-    an hour after its far end recovered.
-    """
-
-    base: float = 5.0
-    cap: float = 60.0
-    random: Callable[[], float] = random.random
-
-    def delay(self, attempts: int) -> float:
-        """Seconds before the next try of an item that has failed `attempts` times."""
-        ceiling = min(self.cap, self.base * 2.0 ** min(attempts, 30))
-        return float(ceiling * (0.5 + self.random() / 2))
+The jitter spreads the retries of items that failed together so that they do not hit
+the far end together when it comes back. The cap is a minute: an item that failed often
+(it was the probe of a long outage) is not left waiting a quarter of an hour after its
+far end recovered."""
 
 
 @dataclass
@@ -125,7 +114,7 @@ class QueueDrainer:
             log.info("%s queue: its far end answers again; sending what waited", queue)
             if rest.probe_failed:
                 # The far end was down: what failed meanwhile goes now, not after its own
-                # backoff (up to `Backoff.cap`) — every result within seconds of recovery.
+                # backoff (up to `QUEUE_BACKOFF.cap`) — every result within seconds of recovery.
                 # An item failing alone among others sent (a body the far end refuses)
                 # keeps its backoff.
                 await self.store.wake_retries(queue)

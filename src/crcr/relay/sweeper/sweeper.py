@@ -25,13 +25,14 @@ from crcr.relay.jobs.events import JobHook
 from crcr.relay.jobs.queue_handler import QueueHandler
 from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.results.retry import hud_queue_handler
-from crcr.relay.sweeper.drain import Backoff, QueueDrainer
+from crcr.relay.sweeper.drain import QUEUE_BACKOFF, QueueDrainer
 from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
 from crcr.relay.sweeper.overdue import OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.roles import Deadlines, JobStates, LeaderLock, RetryQueue
 from crcr.stores.state import StateStoreUnavailable
+from crcr.web.retry_policy import Backoff
 
 
 class SweeperStore(JobStates, Deadlines, RetryQueue, LeaderLock, Protocol):
@@ -106,7 +107,7 @@ class Sweeper:
         )
         self._drainer = QueueDrainer(
             store,
-            backoff or Backoff(),
+            backoff or QUEUE_BACKOFF,
             item_lease,
             batch_size,
             parallel={HUD_QUEUE: HUD_PARALLEL, **(parallel or {})},
