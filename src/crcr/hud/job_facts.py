@@ -10,7 +10,7 @@ from datetime import datetime
 class JobFacts:
     """What a HUD row says of one job execution: identity, state, timing, test counts.
 
-    A callback's report (`JobReport`) and a stored row (`JobRecord`) carry the same
+    A callback's report (`JobReport`) and a stored row (`JobRow`) carry the same
     fields; only what `None` means differs (not reported, or stored as null).
     """
 

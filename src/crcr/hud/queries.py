@@ -17,7 +17,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.baseline.reader import read_baseline_verdicts
-from crcr.hud.baseline.verdicts import JobKey, Verdict
+from crcr.hud.baseline.verdicts import BaselineKey, Verdict
 from crcr.hud.reads.backend import BackendPage, read_backend_page
 from crcr.hud.reads.find import FindResult, read_find
 from crcr.hud.reads.freshness import Freshness, read_freshness
@@ -71,7 +71,7 @@ class HudQueries:
         """Every backend's jobs for an upstream PR (empty when none reported)."""
         return await to_thread.run_sync(read_pr, self._engine, number)
 
-    async def baseline_verdicts(self, pr_number: int, head_sha: str) -> dict[JobKey, Verdict]:
+    async def baseline_verdicts(self, pr_number: int, head_sha: str) -> dict[BaselineKey, Verdict]:
         """The baseline verdict of each failed job of a PR head, by (repo, workflow, job)."""
         return await to_thread.run_sync(read_baseline_verdicts, self._engine, pr_number, head_sha)
 

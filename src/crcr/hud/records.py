@@ -1,4 +1,4 @@
-"""Job rows as `JobRecord`s, the form every view shows them in."""
+"""Job rows as `JobRow`s, the form every view shows them in."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class FailedTest:
 
 
 @dataclass(frozen=True)
-class JobRecord(JobFacts):
+class JobRow(JobFacts):
     """One stored job execution, as the HUD holds it; None is a null column.
 
     `failed_tests` is None when the downstream named none; `failed_tests_dropped` counts
@@ -63,12 +63,12 @@ def failed_tests_of(text: str | None) -> tuple[tuple[FailedTest, ...] | None, in
     return tests, dropped if isinstance(dropped, int) else 0
 
 
-def job_record(row: Mapping[Any, Any], baseline: str | None = None) -> JobRecord:
+def job_row(row: Mapping[Any, Any], baseline: str | None = None) -> JobRow:
     """A stored row as the read side's record, with its baseline verdict if it has one."""
     tests, dropped = failed_tests_of(row["failed_tests"])
     verdict = _json(row["triage_verdict"])
     confirmed = row["confirmed"]
-    return JobRecord(
+    return JobRow(
         **{name: row[name] for name in _FIELDS},
         failed_tests=tests,
         failed_tests_dropped=dropped,

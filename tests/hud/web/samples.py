@@ -8,7 +8,7 @@ from typing import Any
 from crcr.hud.reads.backend import BackendPage, BackendStats, JobAttempt, JobCell, Pagination, PrRow
 from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.summary import BackendSummaryRow, TrendPoint
-from crcr.hud.records import JobRecord
+from crcr.hud.records import JobRow
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 DAYS = tuple(date(2026, 3, 4) + timedelta(days=i) for i in range(7))
@@ -101,7 +101,7 @@ def attempt(n: int, conclusion: str) -> JobAttempt:
     )
 
 
-def record(job: str, conclusion: str | None, attempt: int = 1, **kw: Any) -> JobRecord:
+def record(job: str, conclusion: str | None, attempt: int = 1, **kw: Any) -> JobRow:
     fields: dict[str, Any] = {
         "downstream_repo": "org/be",
         "downstream_repo_level": "L3",
@@ -129,7 +129,7 @@ def record(job: str, conclusion: str | None, attempt: int = 1, **kw: Any) -> Job
         "artifact_url": None,
     }
     fields.update(kw)
-    return JobRecord(**fields)
+    return JobRow(**fields)
 
 
 def latency(repo: str, day: date, p50: float | None, samples: int = 5) -> LatencyPoint:

@@ -36,7 +36,7 @@ from sqlalchemy import (
 from crcr.hud.baseline.verdicts import (
     DECISIVE_CONCLUSIONS,
     FLAKY,
-    JobKey,
+    BaselineKey,
     Run,
     Verdict,
     against_baseline,
@@ -115,7 +115,7 @@ def _latest_push_results_postgresql() -> Any:
 
 _LATEST_PUSH_RESULTS_POSTGRESQL = _latest_push_results_postgresql()
 
-Lookup = tuple[str, JobKey, datetime]
+Lookup = tuple[str, BaselineKey, datetime]
 """(upstream repo, job, cut-off): what finds one baseline."""
 
 
@@ -138,7 +138,7 @@ def run_of(row: Mapping[Any, Any]) -> Run:
 
 
 def latest_push_result(
-    connection: Connection, upstream: str, job: JobKey, before: datetime
+    connection: Connection, upstream: str, job: BaselineKey, before: datetime
 ) -> Run | None:
     """The baseline of `job`: its latest decisive push result no later than `before`."""
     repo, workflow, job_name = job
@@ -206,9 +206,9 @@ def verdicts_of_rows(
 
 def verdicts_by_job(
     rows: Sequence[Mapping[Any, Any]], verdicts: Mapping[str, Verdict]
-) -> dict[JobKey, Verdict]:
+) -> dict[BaselineKey, Verdict]:
     """Per job, the verdict of its latest failed attempt (the one a check run reports)."""
-    latest: dict[JobKey, tuple[tuple[int, datetime], Verdict]] = {}
+    latest: dict[BaselineKey, tuple[tuple[int, datetime], Verdict]] = {}
     for row in rows:
         verdict = verdicts.get(row["job_key"])
         if verdict is None:
@@ -220,7 +220,9 @@ def verdicts_by_job(
     return {key: verdict for key, (_, verdict) in latest.items()}
 
 
-def read_baseline_verdicts(engine: Engine, pr_number: int, head_sha: str) -> dict[JobKey, Verdict]:
+def read_baseline_verdicts(
+    engine: Engine, pr_number: int, head_sha: str
+) -> dict[BaselineKey, Verdict]:
     """The verdict of each failed job of a PR's head SHA, keyed by (repo, workflow, job)."""
     with engine.connect() as connection:
         rows = (

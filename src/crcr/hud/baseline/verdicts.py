@@ -24,7 +24,7 @@ FAILED_CONCLUSIONS = frozenset({"failure", "timed_out", "startup_failure"})
 # neither way, so the search goes on to the push result before it.
 DECISIVE_CONCLUSIONS = FAILED_CONCLUSIONS | {"success"}
 
-JobKey = tuple[str, str, str]
+BaselineKey = tuple[str, str, str]
 """(downstream repo, workflow name, job name): the same job across commits."""
 
 
@@ -49,7 +49,7 @@ class Run:
     failed_tests: frozenset[str] | None = None
 
     @property
-    def job_key(self) -> JobKey:
+    def job_key(self) -> BaselineKey:
         return (self.repo, self.workflow, self.job)
 
     @property

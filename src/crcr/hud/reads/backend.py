@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Engine, func, select
 from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, COMMITS, DAILY, JOBS
 from crcr.hud.reads.window import day_start, mean_seconds, ratio, window_days
-from crcr.hud.records import JobRecord, job_record
+from crcr.hud.records import JobRow, job_row
 from crcr.hud.shards import column_name, severity
 
 _SUMMED = ("completed", "success", "failure", "timed_out")
@@ -155,10 +155,10 @@ def read_backend_page(
             else []
         )
         verdicts = verdicts_of_rows(connection, jobs)
-    by_commit: dict[tuple[int, str], list[JobRecord]] = defaultdict(list)
+    by_commit: dict[tuple[int, str], list[JobRow]] = defaultdict(list)
     for job in jobs:
         by_commit[(job["pr_number"], job["head_sha"])].append(
-            job_record(job, verdicts.get(job["job_key"]))
+            job_row(job, verdicts.get(job["job_key"]))
         )
     rows = tuple(
         _pr_row(pr_number, sha, last, by_commit[(pr_number, sha)])
@@ -214,10 +214,8 @@ def _stats(
     )
 
 
-def _pr_row(pr_number: int, sha: str, last: datetime, jobs: Sequence[JobRecord]) -> PrRow:
-    columns: dict[str, dict[tuple[str, str], list[JobRecord]]] = defaultdict(
-        lambda: defaultdict(list)
-    )
+def _pr_row(pr_number: int, sha: str, last: datetime, jobs: Sequence[JobRow]) -> PrRow:
+    columns: dict[str, dict[tuple[str, str], list[JobRow]]] = defaultdict(lambda: defaultdict(list))
     for job in jobs:
         key = (job.workflow_name, job.job_name)
         columns[column_name(job.workflow_name, job.job_name)][key].append(job)
@@ -228,7 +226,7 @@ def _pr_row(pr_number: int, sha: str, last: datetime, jobs: Sequence[JobRecord])
     )
 
 
-def _cell(column: str, shards: list[list[JobRecord]]) -> JobCell:
+def _cell(column: str, shards: list[list[JobRow]]) -> JobCell:
     """The worst shard's latest attempt, with test counts summed over all shards."""
     latest = [max(attempts, key=lambda j: (j.run_attempt, j.run_id)) for attempts in shards]
     worst_index = max(

@@ -9,7 +9,7 @@ from sqlalchemy import Engine, select
 
 from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, JOBS
-from crcr.hud.records import JobRecord, job_record
+from crcr.hud.records import JobRow, job_row
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class PrBackendJobs:
 
     repo: str
     level: str | None
-    jobs: tuple[JobRecord, ...]
+    jobs: tuple[JobRow, ...]
 
 
 @dataclass(frozen=True)
@@ -49,9 +49,9 @@ def read_pr(engine: Engine, number: int) -> PrView:
             ).all()
         )
         verdicts = verdicts_of_rows(connection, rows)
-    by_repo: dict[str, list[JobRecord]] = defaultdict(list)
+    by_repo: dict[str, list[JobRow]] = defaultdict(list)
     for row in rows:
-        by_repo[row["downstream_repo"]].append(job_record(row, verdicts.get(row["job_key"])))
+        by_repo[row["downstream_repo"]].append(job_row(row, verdicts.get(row["job_key"])))
     newest_first = sorted(rows, key=lambda row: row["activity_at"], reverse=True)
     head_shas = tuple(dict.fromkeys(row["head_sha"] for row in newest_first))
     return PrView(

@@ -16,7 +16,7 @@ from markupsafe import Markup
 from crcr.hud.reads.backend import BackendPage, JobAttempt, JobCell
 from crcr.hud.reads.pr import PrView
 from crcr.hud.reads.summary import BackendSummaryRow
-from crcr.hud.records import JobRecord
+from crcr.hud.records import JobRow
 from crcr.hud.web import charts, display, failures
 
 LEVEL_ORDER = ("L4", "L3", "L2", "L1")
@@ -52,9 +52,9 @@ class ColumnHeader:
 class PrJob:
     """One job on the PR page: its latest attempt and the attempts it superseded."""
 
-    latest: JobRecord
+    latest: JobRow
     outcome: str
-    earlier: tuple[JobRecord, ...]
+    earlier: tuple[JobRow, ...]
     baseline: str | None = None
 
 
@@ -147,7 +147,7 @@ def attempt_outcome(attempt: JobAttempt) -> str:
     return display.outcome(attempt.status, attempt.conclusion)
 
 
-def tests_text(job: JobCell | JobRecord) -> str:
+def tests_text(job: JobCell | JobRow) -> str:
     """Test counts as `40 ✓ 2 ✗ 3 skipped`, or a dash when the job sent none."""
     if job.passed is None and job.failed is None and job.skipped is None:
         return "—"
@@ -185,7 +185,7 @@ def pr_backends(view: PrView) -> tuple[PrBackend, ...]:
     """Per backend, one line per job with its earlier attempts folded under it."""
     result = []
     for backend in view.backends:
-        by_job: dict[tuple[str, str, str], list[JobRecord]] = defaultdict(list)
+        by_job: dict[tuple[str, str, str], list[JobRow]] = defaultdict(list)
         for record in backend.jobs:
             by_job[(record.head_sha, record.workflow_name, record.job_name)].append(record)
         jobs = []
@@ -238,7 +238,7 @@ def pr_lead_line(backends: Sequence[PrBackend]) -> failures.LeadLine:
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def _attempt_order(record: JobRecord) -> tuple[int, datetime]:
+def _attempt_order(record: JobRow) -> tuple[int, datetime]:
     moment = record.completed_at or record.started_at or _EPOCH
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
