@@ -26,6 +26,7 @@ from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
+from crcr.web.retry_policy import Backoff
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class HttpHudTransport:
             client if isinstance(client, ClientPools) else ClientPools([client], owned=False)
         )
         self._attempts = attempts
-        self._retry_delay = retry_delay
+        self._backoff = Backoff(base=retry_delay)  # no jitter: one retry, a caller waiting
 
     async def aclose(self) -> None:
         """Close the transport's own connections."""
@@ -154,7 +155,7 @@ class HttpHudTransport:
                 if response.status_code < 500:
                     return HudResponse(response.status_code, _short(response.text))
                 problem = f"the HUD answered HTTP {response.status_code}"
-            delay = self._retry_delay * 2**attempt
+            delay = self._backoff.delay(attempt)
             if attempt + 1 < self._attempts and deadline - time.monotonic() > delay:
                 await asyncio.sleep(delay)
         raise HudUnreachable(problem)
