@@ -22,7 +22,7 @@ from tests.relay.callback_harness import (
 )
 
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
 from crcr.hud.write import ingest
 from crcr.hud.write.ingest import HudIngestor
 from crcr.relay.results.forwarder import InProcessHudTransport
@@ -58,7 +58,7 @@ async def relay(
 
 def rows(engine: Engine) -> list[Any]:
     with engine.connect() as connection:
-        return list(connection.execute(select(Job.__table__)).mappings())
+        return list(connection.execute(select(JobExecution.__table__)).mappings())
 
 
 async def test_a_job_reported_through_the_relay_lands_in_the_results_store(
