@@ -27,7 +27,7 @@ from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
-from crcr.web.retry_policy import Backoff
+from crcr.web.retry_policy import Backoff, retrying
 
 log = logging.getLogger(__name__)
 
@@ -157,11 +157,9 @@ class HttpHudTransport:
     ) -> HudResponse:
         deadline = time.monotonic() + within
         content = encode_bytes(body)  # orjson: several times faster than httpx's json=
-        problem = "no attempt made"
-        for attempt in range(self._attempts):
+
+        async def attempt() -> HudResponse:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
             try:
                 # httpx's timeout covers each phase; this one bounds the whole exchange.
                 async with asyncio.timeout(remaining):
@@ -169,15 +167,18 @@ class HttpHudTransport:
                         self._url, content=content, headers=self._headers, timeout=remaining
                     )
             except (httpx.TransportError, TimeoutError) as exc:
-                problem = f"{type(exc).__name__} talking to the HUD"
-            else:
-                if response.status_code < 500:
-                    return HudResponse(response.status_code, _short(response.text))
-                problem = f"the HUD answered HTTP {response.status_code}"
-            delay = self._backoff.delay(attempt)
-            if attempt + 1 < self._attempts and deadline - time.monotonic() > delay:
-                await asyncio.sleep(delay)
-        raise HudUnreachable(problem)
+                raise HudUnreachable(f"{type(exc).__name__} talking to the HUD") from None
+            if response.status_code >= 500:
+                raise HudUnreachable(f"the HUD answered HTTP {response.status_code}")
+            return HudResponse(response.status_code, _short(response.text))
+
+        return await retrying(
+            attempt,
+            backoff=self._backoff,
+            retry_on=HudUnreachable,
+            tries=self._attempts,
+            deadline=deadline,
+        )
 
 
 def _short(text: str) -> str:
