@@ -1,0 +1,362 @@
+"""The governance layer as an upstream lives it: a model-based test (SPEC §10.2).
+
+Hypothesis drives the real relay app over the sandbox GitHub through the events of a
+pull request's life — pushes, the device label, downstream jobs starting, passing,
+failing and being re-run, L4 confirmation re-runs, backends demoted and restored,
+sweeper passes — in any order, and after each sweeper pass checks what an upstream
+must be able to trust:
+
+- every check run whose job has ended is concluded (a blocking L4 check always ends);
+- a check run's conclusion is its job's latest result, and the HUD's row agrees;
+- one oncall comment per (pull request, backend), listing each failing job once and
+  only jobs that still fail.
+
+`make test` runs a few examples (`CRCR_GOVERNANCE_EXAMPLES`, 10 by default, on SQLite
+state); `make soak-governance` runs thousands on both stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import uuid
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+from sqlalchemy import select
+from tests.relay.callback_harness import StoreOpener, signing_key
+from tests.relay.checks_harness import (
+    DEVICE_LABEL,
+    L3_REPO,
+    L4_REPO,
+    UPSTREAM,
+    World,
+    installed_sandbox,
+    open_world,
+    sandbox_app,
+)
+
+from crcr.hud.models import JOBS
+from crcr.relay.allowlist.model import Level
+from crcr.relay.checks.oncall_comments import oncall_marker
+from crcr.relay.levels.demotion import Demotion
+from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.oidc_issuer import SigningKey
+
+__all__ = ["sandbox_app", "signing_key"]  # the session fixtures, re-used
+
+BACKENDS = {L3_REPO: Level.L3, L4_REPO: Level.L4}
+JOB_NAMES = ("test", "build")
+EXAMPLES = int(os.environ.get("CRCR_GOVERNANCE_EXAMPLES", "10"))
+STEPS = int(os.environ.get("CRCR_GOVERNANCE_STEPS", "25"))
+_ROW = re.compile(r"^\| `([^`]+)` \| (\w+) \|", re.MULTILINE)
+
+
+@dataclass
+class JobModel:
+    """What the downstream reported of one job on one head: its attempts' results."""
+
+    run_id: int
+    attempt: int = 1
+    running: bool = False
+    results: dict[int, str] = field(default_factory=dict)  # attempt → conclusion
+    re_runs_answered: int = 0  # re-runs the relay asked GitHub for that have reported
+
+    @property
+    def latest(self) -> str | None:
+        """The latest attempt's conclusion, None while it has none."""
+        return self.results.get(self.attempt)
+
+
+def check_name(repo: str, job: str) -> str:
+    return f"crcr/{repo}/ci/{job}"
+
+
+class Governance(RuleBasedStateMachine):
+    """One pull request, two blocking-capable backends, and the relay between them."""
+
+    def __init__(self, open_a_world: Callable[[AsyncExitStack], Any]) -> None:
+        super().__init__()
+        self.runner = asyncio.Runner()
+        self.exits = AsyncExitStack()
+        self.world: World = self.runner.run(open_a_world(self.exits))
+        self.heads: list[str] = []
+        self.deliveries: dict[str, str] = {}  # head → the pull_request delivery of it
+        self.jobs: dict[tuple[str, str, str], JobModel] = {}  # (head, repo, job)
+        self.next_run_id = 5000
+        self.labelled = False
+        self.settled = False
+        self.run(self._push("opened"))
+
+    def run(self, work: Any) -> Any:
+        return self.runner.run(work)
+
+    def teardown(self) -> None:
+        try:
+            self.run(self.exits.aclose())
+        finally:
+            self.runner.close()
+
+    @property
+    def head(self) -> str:
+        return self.heads[-1]
+
+    async def _push(self, action: str) -> None:
+        sha = uuid.uuid4().hex + "0" * 8
+        self.heads.append(sha)
+        labels = (DEVICE_LABEL,) if self.labelled else ()
+        self.deliveries[sha] = await self.world.pull_request(action, labels=labels, sha=sha)
+
+    def _job(self, repo: str, job: str) -> JobModel:
+        key = (self.head, repo, job)
+        if key not in self.jobs:
+            self.next_run_id += 1
+            self.jobs[key] = JobModel(self.next_run_id)
+        return self.jobs[key]
+
+    async def _report(
+        self,
+        repo: str,
+        job: str,
+        model: JobModel,
+        conclusion: str | None,
+        *,
+        head: str | None = None,
+    ) -> None:
+        status = "in_progress" if conclusion is None else "completed"
+        if conclusion is not None:
+            # GitHub's own record of the run, for the L4 re-run and confirmed conclusions.
+            self.world.sandbox.add_workflow_run(
+                repo, model.run_id, status="completed", conclusion=conclusion
+            )
+        response = await self.world.report(
+            repo,
+            self.deliveries[head or self.head],
+            status,
+            conclusion,
+            job=job,
+            run_id=model.run_id,
+            run_attempt=model.attempt,
+        )
+        assert response.status_code == 200, response.text
+
+    # --- the events -----------------------------------------------------------------
+
+    @rule()
+    def synchronize(self) -> None:
+        self.run(self._push("synchronize"))
+        self.settled = False
+
+    @precondition(lambda self: not self.labelled)
+    @rule()
+    def label_the_device(self) -> None:
+        self.labelled = True
+        self.run(self.world.label(DEVICE_LABEL, sha=self.head))
+        self.settled = False
+
+    def _pairs(self, wanted: Callable[[JobModel | None], bool]) -> list[tuple[str, str]]:
+        """The (backend, job) pairs on the current head whose job is as `wanted`."""
+        return [
+            (repo, job)
+            for repo in sorted(BACKENDS)
+            for job in JOB_NAMES
+            if wanted(self.jobs.get((self.head, repo, job)))
+        ]
+
+    @precondition(lambda self: self._pairs(lambda m: m is None))
+    @rule(data=st.data())
+    def job_starts(self, data: st.DataObject) -> None:
+        repo, job = data.draw(st.sampled_from(self._pairs(lambda m: m is None)))
+        model = self._job(repo, job)
+        self.run(self._report(repo, job, model, None))
+        model.running = True
+        self.settled = False
+
+    @precondition(lambda self: self._pairs(lambda m: m is not None and m.running))
+    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    def job_ends(self, data: st.DataObject, conclusion: str) -> None:
+        running = self._pairs(lambda m: m is not None and m.running)
+        repo, job = data.draw(st.sampled_from(running))
+        model = self._job(repo, job)
+        self.run(self._report(repo, job, model, conclusion))
+        model.running = False
+        model.results[model.attempt] = conclusion
+        self.settled = False
+
+    @precondition(lambda self: self._pairs(lambda m: m is not None and not m.running))
+    @rule(data=st.data())
+    def job_re_run(self, data: st.DataObject) -> None:
+        """A new attempt of an ended job (someone pressed re-run, or the relay's L4 re-run)."""
+        ended = self._pairs(lambda m: m is not None and not m.running)
+        repo, job = data.draw(st.sampled_from(ended))
+        model = self._new_attempt(self.head, repo, job)
+        self.run(self._report(repo, job, model, None))
+        model.running = True
+        self.settled = False
+
+    @precondition(lambda self: any(self._awaiting_confirmation(*key) for key in self.jobs))
+    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    def confirmation_re_run_reports(self, data: st.DataObject, conclusion: str) -> None:
+        """GitHub re-ran a failed L4 job at the relay's request; the re-run reports."""
+        awaiting = sorted(key for key in self.jobs if self._awaiting_confirmation(*key))
+        head, repo, job = data.draw(st.sampled_from(awaiting))
+        model = self._new_attempt(head, repo, job)
+        for reported in (None, conclusion):
+            self.run(self._report(repo, job, model, reported, head=head))
+        model.results[model.attempt] = conclusion
+        self.settled = False
+
+    @rule(repo=st.sampled_from(sorted(BACKENDS)))
+    def backend_demoted(self, repo: str) -> None:
+        demotion = Demotion(repo, datetime.now(UTC), BACKENDS[repo])
+        self.run(self.world.runtime.store.add_demotion(repo, demotion.to_store()))
+        self.settled = False
+
+    @rule(repo=st.sampled_from(sorted(BACKENDS)))
+    def backend_restored(self, repo: str) -> None:
+        self.run(self.world.runtime.store.remove_demotion(repo))
+        self.settled = False
+
+    @rule()
+    def sweeper_pass(self) -> None:
+        self.run(self.world.settle())
+        self.settled = True
+
+    # --- what must hold ---------------------------------------------------------------
+
+    def _awaiting_confirmation(self, head: str, repo: str, job: str) -> bool:
+        """A failed L4 job the relay asked GitHub to re-run, whose re-run has not started."""
+        model = self.jobs.get((head, repo, job))
+        if model is None or model.running or model.latest != "failure":
+            return False
+        asked = [r for r in self.world.sandbox.reruns(repo) if r.run_id == model.run_id]
+        return len(asked) > model.re_runs_answered
+
+    def _new_attempt(self, head: str, repo: str, job: str) -> JobModel:
+        model = self.jobs[head, repo, job]
+        if self._awaiting_confirmation(head, repo, job):
+            model.re_runs_answered += 1
+        model.attempt += 1
+        return model
+
+    def _latest_check_runs(self) -> dict[tuple[str, str], dict[str, Any]]:
+        latest: dict[tuple[str, str], dict[str, Any]] = {}
+        for run in self.world.check_runs():
+            latest[run["name"], run["head_sha"]] = run
+        return latest
+
+    @invariant()
+    def every_ended_job_has_a_concluded_check(self) -> None:
+        for (head, repo, job), model in self.jobs.items():
+            run = self._latest_check_runs().get((check_name(repo, job), head))
+            if run is None or model.running or model.latest is None:
+                continue
+            if run["status"] != "completed":
+                assert self._awaiting_confirmation(head, repo, job), (
+                    f"{run['name']} on {head[:7]} is {run['status']} although its job "
+                    f"ended {model.latest} (attempt {model.attempt})"
+                )
+
+    @invariant()
+    def a_concluded_check_says_what_the_job_and_the_hud_say(self) -> None:
+        latest = self._latest_check_runs()
+        for (head, repo, job), model in self.jobs.items():
+            run = latest.get((check_name(repo, job), head))
+            if run is None or run["status"] != "completed" or model.running:
+                continue
+            assert run["conclusion"] == model.latest, (run["name"], run["output"]["title"])
+            assert self._hud_conclusion(repo, job, head) == model.latest
+
+    def _hud_conclusion(self, repo: str, job: str, head: str) -> str | None:
+        hud = self.world.runtime.hud
+        assert hud is not None
+        query = (
+            select(JOBS.c.conclusion)
+            .where(JOBS.c.downstream_repo == repo, JOBS.c.job_name == job)
+            .where(JOBS.c.head_sha == head)
+            .order_by(JOBS.c.run_attempt.desc(), JOBS.c.id.desc())
+        )
+        with hud.engine.connect() as connection:
+            return connection.execute(query).scalars().first()
+
+    @invariant()
+    def one_comment_per_backend_listing_only_what_fails(self) -> None:
+        comments = self.world.comments()
+        for repo in BACKENDS:
+            mine = [c for c in comments if oncall_marker(repo) in c["body"]]
+            assert len(mine) <= 1, f"{len(mine)} oncall comments for {repo}"
+            if not mine or not self.settled:
+                continue
+            listed = [name for name, _ in _ROW.findall(mine[0]["body"])]
+            assert len(listed) == len(set(listed)), f"a job listed twice: {listed}"
+            for name in listed:
+                job = name.rsplit("/", 1)[1]
+                reported = [m for (h, r, j), m in self.jobs.items() if r == repo and j == job]
+                assert any(m.latest == "failure" for m in reported), (
+                    f"the comment lists {name} as failing; its latest result is "
+                    f"{[m.latest for m in reported]}"
+                )
+
+
+@pytest.fixture
+def governance(
+    tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> Callable[[], Governance]:
+    """A machine factory: each example on a fresh SQLite state store and sandbox."""
+
+    async def open_a_world(exits: AsyncExitStack) -> World:
+        opener = StoreOpener("sqlite", tmp_path / f"state-{uuid.uuid4().hex}.db")
+        sandbox = installed_sandbox(sandbox_app)
+        world = await exits.enter_async_context(
+            _quiet_world(opener, tmp_path, sandbox, signing_key)
+        )
+        return world
+
+    return lambda: Governance(open_a_world)
+
+
+def _quiet_world(opener: StoreOpener, tmp_path: Path, sandbox: Any, key: SigningKey) -> Any:
+    """`open_world`, with the level verdicts left to the rules and generous budgets."""
+
+    async def opened() -> AsyncIterator[World]:
+        work_dir = tmp_path / uuid.uuid4().hex
+        work_dir.mkdir()
+        async with open_world(opener, work_dir, sandbox, key) as world:
+            world.runtime.sweeper.extra_steps.clear()
+            world.checks.inline_budget = world.checks.backfill_budget = 30.0
+            if world.runtime.demotions is not None:
+                world.runtime.demotions._cache_seconds = 0  # a demotion counts at once
+            yield world
+
+    from contextlib import asynccontextmanager
+
+    return asynccontextmanager(opened)()
+
+
+def test_the_governance_layer_holds_whatever_an_upstream_lives_through(
+    governance: Callable[[], Governance],
+) -> None:
+    run_state_machine_as_test(
+        governance,
+        settings=settings(
+            max_examples=EXAMPLES,
+            stateful_step_count=STEPS,
+            deadline=None,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
