@@ -44,7 +44,6 @@ from tests.relay.checks_harness import (
     DEVICE_LABEL,
     L3_REPO,
     L4_REPO,
-    UPSTREAM,
     World,
     installed_sandbox,
     open_world,
