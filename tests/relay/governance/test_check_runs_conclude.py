@@ -82,4 +82,6 @@ async def test_a_new_job_after_the_demotion_still_gets_no_unlabelled_check_run(
         answer = await world.report(L4_REPO, delivery, status, conclusion, run_id=RUN_ID + 1)
         assert answer.status_code == 200, answer.text
 
-    assert [run for run in world.check_runs(CHECK) if run["external_id"].startswith(f"{RUN_ID + 1}:")] == []
+    assert [
+        run for run in world.check_runs(CHECK) if run["external_id"].startswith(f"{RUN_ID + 1}:")
+    ] == []
