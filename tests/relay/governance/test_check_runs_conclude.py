@@ -3,43 +3,56 @@
 
 The scenarios run the real relay over the sandbox GitHub on Redis and on SQLite state:
 an L4 job fails, its check run shows "Re-running to confirm", and the backend is
-demoted before the confirming re-run reports.
+demoted before the confirming re-run reports — or it never reports; or the backend is
+removed from the allowlist while its job runs.
 """
 
 from __future__ import annotations
 
+import time
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
 from tests.relay import callback_harness, checks_harness
-from tests.relay.checks_harness import L4_REPO, RUN_ID, World
+from tests.relay.callback_harness import StoreOpener
+from tests.relay.checks_harness import (
+    ALLOWLIST,
+    L4_REPO,
+    RUN_ID,
+    UPSTREAM,
+    World,
+    installed_sandbox,
+    open_world,
+)
+from tests.relay.governance.steps import demote, run_job
+from tests.waiting import eventually
+
+from crcr.relay.checks.open_checks import WATCH_QUEUE
+from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.oidc_issuer import SigningKey
+from crcr.sandbox.webhooks import push_event
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
 
 CHECK = f"crcr/{L4_REPO}/ci/test"
+PATH = ".github/crcr-allowlist.yml"
+BLOB_URL = f"https://github.com/{UPSTREAM}/blob/main/{PATH}"
 
 
 async def first_attempt_fails(world: World) -> str:
     """An L4 job fails on its first attempt; GitHub takes the confirming re-run."""
     world.sandbox.add_workflow_run(L4_REPO, RUN_ID, status="completed", conclusion="failure")
     delivery = await world.pull_request()
-    for status, conclusion in (("in_progress", None), ("completed", "failure")):
-        answer = await world.report(L4_REPO, delivery, status, conclusion)
-        assert answer.status_code == 200, answer.text
+    await run_job(world, L4_REPO, delivery, "failure")
     assert world.latest(CHECK)["output"]["title"] == "Re-running to confirm"
     return delivery
 
 
-async def demote(world: World) -> None:
-    """One level refresh: the failure puts the L4 backend below its criteria."""
-    levels = world.runtime.levels
-    assert levels is not None
-    await levels()
-    assert L4_REPO in {d.repo for d in (await world.runtime.demotions.demotions()).values()}
-
-
-async def rerun_reports(world: World, delivery: str, conclusion: str) -> None:
-    for status, reported in (("in_progress", None), ("completed", conclusion)):
-        answer = await world.report(L4_REPO, delivery, status, reported, run_attempt=2)
-        assert answer.status_code == 200, answer.text
+def concluded(world: World) -> bool:
+    return world.latest(CHECK)["status"] == "completed"
 
 
 async def test_a_re_run_reporting_after_the_demotion_concludes_the_blocking_check(
@@ -47,9 +60,9 @@ async def test_a_re_run_reporting_after_the_demotion_concludes_the_blocking_chec
 ) -> None:
     """Issue 29 item 1: before the fix the check stayed "Re-running to confirm" for good."""
     delivery = await first_attempt_fails(world)
-    await demote(world)
+    await demote(world, L4_REPO)
 
-    await rerun_reports(world, delivery, "failure")
+    await run_job(world, L4_REPO, delivery, "failure", run_attempt=2)
     await world.settle()
 
     check = world.latest(CHECK)
@@ -61,9 +74,9 @@ async def test_a_re_run_passing_after_the_demotion_turns_the_check_green_as_flak
     world: World,
 ) -> None:
     delivery = await first_attempt_fails(world)
-    await demote(world)
+    await demote(world, L4_REPO)
 
-    await rerun_reports(world, delivery, "success")
+    await run_job(world, L4_REPO, delivery, "success", run_attempt=2)
 
     check = world.latest(CHECK)
     assert (check["status"], check["conclusion"]) == ("completed", "success")
@@ -75,13 +88,88 @@ async def test_a_new_job_after_the_demotion_still_gets_no_unlabelled_check_run(
 ) -> None:
     """The demotion itself keeps working: only check runs already open are concluded."""
     await first_attempt_fails(world)
-    await demote(world)
+    await demote(world, L4_REPO)
     delivery = await world.pull_request("synchronize")
 
-    for status, conclusion in (("in_progress", None), ("completed", "failure")):
-        answer = await world.report(L4_REPO, delivery, status, conclusion, run_id=RUN_ID + 1)
-        assert answer.status_code == 200, answer.text
+    await run_job(world, L4_REPO, delivery, "failure", run_id=RUN_ID + 1)
 
-    assert [
-        run for run in world.check_runs(CHECK) if run["external_id"].startswith(f"{RUN_ID + 1}:")
-    ] == []
+    external_ids = [run["external_id"] for run in world.check_runs(CHECK)]
+    assert not any(ext.startswith(f"{RUN_ID + 1}:") for ext in external_ids)
+
+
+async def test_a_confirming_re_run_that_never_reports_lets_the_failure_stand(
+    world: World,
+) -> None:
+    """A sweeper pass concludes the check once the re-run is `CRCR_ZOMBIE_TIMEOUT` late."""
+    world.checks.open_checks.zombie_timeout = 1  # as CRCR_ZOMBIE_TIMEOUT=1 builds it
+    world.checks.open_checks.watch_slack = 0
+    await first_attempt_fails(world)
+    await demote(world, L4_REPO)
+
+    async def swept_until_concluded() -> bool:
+        await world.settle()
+        return concluded(world)
+
+    await eventually(swept_until_concluded, within=30, what="the check run's conclusion")
+
+    check = world.latest(CHECK)
+    assert (check["conclusion"], check["output"]["title"]) == ("failure", "Failure")
+    assert "never reported" in check["output"]["summary"]
+    assert [run["status"] for run in world.check_runs(CHECK)].count("completed") == 1
+
+
+async def test_a_watch_leaves_a_check_run_alone_while_its_job_may_still_end(
+    world: World,
+) -> None:
+    """The job runs on past the watch's look: the zombie pass, not the watch, ends it."""
+    world.checks.open_checks.zombie_timeout = 1
+    world.checks.open_checks.watch_slack = 0
+    delivery = await world.pull_request()
+    answer = await world.report(L4_REPO, delivery, "in_progress")
+    assert answer.status_code == 200, answer.text
+
+    async def watched() -> bool:
+        return (await world.settle()).handled.get(WATCH_QUEUE) == {"done": 1}
+
+    await eventually(watched, within=30, what="the watch's look")
+
+    assert [run["status"] for run in world.check_runs(CHECK)] == ["in_progress"]
+    assert (await world.runtime.store.queue_stats(WATCH_QUEUE)).depth == 1, "it looks again"
+
+
+@pytest.fixture
+async def blob_world(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> AsyncIterator[World]:
+    """The relay reading its allowlist from the upstream, so that a push can remove a backend."""
+    sandbox = installed_sandbox(sandbox_app)
+    sandbox.add_file(UPSTREAM, PATH, ALLOWLIST)
+    async with open_world(opener, tmp_path, sandbox, signing_key, BLOB_URL) as opened:
+        opened.runtime.sweeper.extra_steps.clear()
+        yield opened
+
+
+async def test_a_removed_backends_open_check_run_times_out_with_its_job(
+    blob_world: World,
+) -> None:
+    """Revocation: no new check runs, but the one in progress still reaches a conclusion."""
+    world = blob_world
+    delivery = await world.pull_request()
+    zombie_timeout = world.runtime.settings.zombie_timeout
+    # The job started longer ago than `CRCR_ZOMBIE_TIMEOUT`: the next pass times it out.
+    world.runtime.callback.clock = lambda: time.time() - zombie_timeout - 60
+    started = await world.report(L4_REPO, delivery, "in_progress")
+    assert started.status_code == 200, started.text
+    assert world.latest(CHECK)["status"] == "in_progress"
+
+    world.sandbox.add_file(UPSTREAM, PATH, ALLOWLIST.split("L4:")[0])
+    push = push_event(repo=UPSTREAM, after="ab" * 20)
+    push["commits"][-1]["modified"] = [PATH]
+    assert (await world.webhook("push", push, str(uuid.uuid4()))).status_code == 200
+    finished = await world.report(L4_REPO, delivery, "completed", "success")
+    assert finished.json() == {"status": "ignored"}
+    await world.settle()
+
+    check = world.latest(CHECK)
+    assert (check["status"], check["conclusion"]) == ("completed", "timed_out")
+    assert len(world.check_runs(CHECK)) == 2

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from tests.relay import callback_harness, checks_harness
 from tests.relay.checks_harness import DEVICE_LABEL, L3_REPO, L4_REPO, RUN_ID, World
+from tests.relay.governance.steps import demote, run_job
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -18,22 +19,6 @@ JOBS = [f"job-{n}" for n in range(8)]
 
 def check_name(repo: str, job: str) -> str:
     return f"crcr/{repo}/ci/{job}"
-
-
-async def run_job(
-    world: World, repo: str, delivery: str, conclusion: str, **workflow: object
-) -> None:
-    """One attempt of a job: in_progress, then completed with `conclusion`."""
-    for status, concluded in (("in_progress", None), ("completed", conclusion)):
-        answer = await world.report(repo, delivery, status, concluded, **workflow)
-        assert answer.status_code == 200, answer.text
-
-
-async def demote(world: World, repo: str) -> None:
-    levels = world.runtime.levels
-    assert levels is not None
-    await levels()
-    assert repo in {d.repo for d in (await world.runtime.demotions.demotions()).values()}
 
 
 def only_comment(world: World) -> str:

@@ -73,7 +73,11 @@ class CheckWatch:
             confirming = await self._flake.awaits_rerun(report_from_job(job))
         now = self.clock()
         step, at = watch_step(
-            job, confirming=confirming, now=now, zombie_timeout=self._open.zombie_timeout
+            job,
+            confirming=confirming,
+            now=now,
+            zombie_timeout=self._open.zombie_timeout,
+            slack=self._open.watch_slack,
         )
         if step is WatchStep.WAIT:
             await self._open.look_again(payload, at, now)

@@ -94,7 +94,12 @@ class WatchStep(StrEnum):
 
 
 def watch_step(
-    job: Job | None, *, confirming: bool, now: float, zombie_timeout: float
+    job: Job | None,
+    *,
+    confirming: bool,
+    now: float,
+    zombie_timeout: float,
+    slack: float = WATCH_SLACK,
 ) -> tuple[WatchStep, float]:
     """What to do about an open check run of `job`, and when to look again (for WAIT).
 
@@ -106,7 +111,9 @@ def watch_step(
         return WatchStep.LOST, now
     if job.state not in TERMINAL_STATES:
         started = job.in_progress_at if job.in_progress_at is not None else now
-        return WatchStep.WAIT, max(now, started + zombie_timeout) + WATCH_SLACK
+        deadline = started + zombie_timeout + slack
+        # Past it, the zombie pass is behind (no leader for a while): look again later.
+        return WatchStep.WAIT, deadline if deadline > now else now + RECHECK
     if not confirming:
         return WatchStep.CONCLUDE, now
     ended = job.execution_time_end if job.execution_time_end is not None else now
@@ -136,10 +143,18 @@ def open_check_key(head_sha: str, check_name: str) -> str:
 class OpenChecks:
     """The record of in-progress check runs, and their watch items."""
 
-    def __init__(self, store: OpenChecksStore, *, ttl: float, zombie_timeout: float) -> None:
+    def __init__(
+        self,
+        store: OpenChecksStore,
+        *,
+        ttl: float,
+        zombie_timeout: float,
+        watch_slack: float = WATCH_SLACK,
+    ) -> None:
         self._store = store
         self._ttl = ttl
         self.zombie_timeout = zombie_timeout
+        self.watch_slack = watch_slack
 
     async def get(self, head_sha: str, check_name: str) -> OpenCheck | None:
         """The in-progress check run of that name on that commit, if crcr left one."""
@@ -167,7 +182,7 @@ class OpenChecks:
         key = open_check_key(report.head_sha, report.check_name)
         await self._store.cache_set(OPEN_CHECKS, key, open_check.to_store(), self._ttl)
         payload = {"head_sha": report.head_sha, "name": report.check_name, "tries": 0}
-        delay = self.zombie_timeout + WATCH_SLACK
+        delay = self.zombie_timeout + self.watch_slack
         await self._store.enqueue(WATCH_QUEUE, f"watch:{report.job_key}", payload, delay=delay)
 
     async def concluded(self, report: CheckReport) -> None:

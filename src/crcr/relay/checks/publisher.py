@@ -294,14 +294,17 @@ class CheckPublisher:
 
         A job whose check run is open (it, or the attempt it confirms) keeps the level
         it was created at: a check run once shown is always concluded, whatever level
-        changes meanwhile (SPEC §10.2, invariant 1). Otherwise the level the job is
-        treated at (demotions) and, for L3, its labels decide.
+        changes meanwhile (SPEC §10.2, invariant 1); a backend removed from the
+        allowlist gets only that conclusion (its timeout), no new check run in progress.
+        Otherwise the level the job is treated at (demotions) and, for L3, its labels
+        decide.
         """
+        listed = allowlist.entry(report.repo) is not None
         opened_at = await self.open_checks.level_for(report)
-        if opened_at is not None:
+        if opened_at is not None and (listed or report.state in TERMINAL_STATES):
             return opened_at
-        if allowlist.entry(report.repo) is None:
-            return None  # removed from the allowlist: no new check runs (SPEC §12)
+        if not listed:
+            return None  # removed from the allowlist: none but the open ones' ends (SPEC §12)
         level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
         if wanted_by_rule(level, device, report.labels, flagged=False):
