@@ -10,36 +10,24 @@ removed from the allowlist while its job runs.
 from __future__ import annotations
 
 import time
-import uuid
-from collections.abc import AsyncIterator
-from pathlib import Path
 
-import pytest
 from tests.relay import callback_harness, checks_harness
-from tests.relay.callback_harness import StoreOpener
 from tests.relay.checks_harness import (
     ALLOWLIST,
     L4_REPO,
     RUN_ID,
-    UPSTREAM,
     World,
-    installed_sandbox,
-    open_world,
 )
-from tests.relay.governance.steps import demote, run_job
+from tests.relay.governance.steps import blob_world, demote, merge_allowlist, run_job
 from tests.waiting import eventually
 
 from crcr.relay.checks.open_checks import WATCH_QUEUE
-from crcr.sandbox.github_identity import SandboxApp
-from crcr.sandbox.oidc_issuer import SigningKey
-from crcr.sandbox.webhooks import push_event
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
+__all__ = ["blob_world", "sandbox_app", "world"]
 
 CHECK = f"crcr/{L4_REPO}/ci/test"
-PATH = ".github/crcr-allowlist.yml"
-BLOB_URL = f"https://github.com/{UPSTREAM}/blob/main/{PATH}"
 
 
 async def first_attempt_fails(world: World) -> str:
@@ -137,18 +125,6 @@ async def test_a_watch_leaves_a_check_run_alone_while_its_job_may_still_end(
     assert (await world.runtime.store.queue_stats(WATCH_QUEUE)).depth == 1, "it looks again"
 
 
-@pytest.fixture
-async def blob_world(
-    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
-) -> AsyncIterator[World]:
-    """The relay reading its allowlist from the upstream, so that a push can remove a backend."""
-    sandbox = installed_sandbox(sandbox_app)
-    sandbox.add_file(UPSTREAM, PATH, ALLOWLIST)
-    async with open_world(opener, tmp_path, sandbox, signing_key, BLOB_URL) as opened:
-        opened.runtime.sweeper.extra_steps.clear()
-        yield opened
-
-
 async def test_a_removed_backends_open_check_run_times_out_with_its_job(
     blob_world: World,
 ) -> None:
@@ -162,10 +138,7 @@ async def test_a_removed_backends_open_check_run_times_out_with_its_job(
     assert started.status_code == 200, started.text
     assert world.latest(CHECK)["status"] == "in_progress"
 
-    world.sandbox.add_file(UPSTREAM, PATH, ALLOWLIST.split("L4:")[0])
-    push = push_event(repo=UPSTREAM, after="ab" * 20)
-    push["commits"][-1]["modified"] = [PATH]
-    assert (await world.webhook("push", push, str(uuid.uuid4()))).status_code == 200
+    await merge_allowlist(world, ALLOWLIST.split("L4:")[0])
     finished = await world.report(L4_REPO, delivery, "completed", "success")
     assert finished.json() == {"status": "ignored"}
     await world.settle()

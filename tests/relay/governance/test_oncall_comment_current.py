@@ -8,11 +8,22 @@ name), never one per run. The real relay over the sandbox GitHub, on Redis and S
 from __future__ import annotations
 
 from tests.relay import callback_harness, checks_harness
-from tests.relay.checks_harness import DEVICE_LABEL, L3_REPO, L4_REPO, RUN_ID, World
-from tests.relay.governance.steps import demote, run_job
+from tests.relay.checks_harness import (
+    ALLOWLIST,
+    DEVICE_LABEL,
+    L2_REPO,
+    L3_REPO,
+    L4_REPO,
+    RUN_ID,
+    World,
+)
+from tests.relay.governance.steps import blob_world, demote, merge_allowlist, run_job
+
+from crcr.relay.allowlist.model import Level
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
+__all__ = ["blob_world", "sandbox_app", "world"]
 
 JOBS = [f"job-{n}" for n in range(8)]
 
@@ -84,4 +95,28 @@ async def test_one_row_per_job_however_many_runs_it_had(world: World) -> None:
     await run_job(world, L4_REPO, delivery, "success", run_id=runs[-1] + 1)
     await world.settle()
 
+    assert "checks pass again" in only_comment(world)
+
+
+async def test_the_comment_follows_a_backend_moved_below_l3_by_a_merged_demotion(
+    blob_world: World,
+) -> None:
+    """Recovery updates the comment whatever the level is by then, L2 included."""
+    world = blob_world
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, delivery, "failure", job="build")
+    await world.settle()
+    assert check_name(L3_REPO, "build") in only_comment(world)
+
+    # The demotion pull request merges: the backend is at L2 from now on.
+    demoted = ALLOWLIST.replace(f"    {L3_REPO}: [xpu-oncall]\n", "")
+    demoted = demoted.replace(f"  - {L2_REPO}\n", f"  - {L2_REPO}\n  - {L3_REPO}: [xpu-oncall]\n")
+    assert f"  - {L3_REPO}: [xpu-oncall]" in demoted and "    " + L3_REPO not in demoted
+    await merge_allowlist(world, demoted)
+    assert (await world.runtime.allowlist()).level_of(L3_REPO) == Level.L2
+    checks_before = len(world.check_runs())
+    await run_job(world, L3_REPO, delivery, "success", job="build", run_attempt=2)
+    await world.settle()
+
+    assert len(world.check_runs()) == checks_before  # L2: no check runs
     assert "checks pass again" in only_comment(world)
