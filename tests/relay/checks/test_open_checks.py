@@ -18,7 +18,9 @@ from crcr.relay.checks.open_checks import (
     OpenCheck,
     WatchStep,
     lost_check_fields,
+    watch_key,
     watch_step,
+    watched,
 )
 from crcr.relay.jobs.job import Job
 from crcr.stores.state import JobRecord
@@ -45,6 +47,13 @@ def test_an_open_check_run_belongs_to_its_job_and_to_the_job_s_other_attempts() 
     assert opened().belongs_to(REPORT)
     assert opened(job_key="another").belongs_to(replace(REPORT, run_attempt="2"))
     assert not opened(job_key="another").belongs_to(replace(REPORT, run_id="9002"))
+
+
+def test_a_watch_key_names_its_commit_and_check_and_no_job_key_is_one() -> None:
+    key = watch_key("ab" * 20, "crcr/org/critical/ci/a/b")
+
+    assert watched(key) == ("ab" * 20, "crcr/org/critical/ci/a/b")
+    assert watched("d-1:org%2Fcritical:9001:1:test") is None
 
 
 def test_an_open_check_run_survives_the_store_and_a_foreign_value_is_none() -> None:

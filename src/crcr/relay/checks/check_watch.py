@@ -1,14 +1,14 @@
-"""The `check-watch` queue's handler: conclude check runs their job left open (SPEC §10.2).
+"""Conclude check runs their job left open: the watches on the sweeper's deadline list (SPEC §10.2).
 
-The sweeper drains the queue like any other; `open_checks` says what each item is
-about and `open_checks.watch_step` what to do. The final check run goes through the
-publisher (`republish`), which publishes it at the level the open one was created at.
+The sweeper's leader hands every due deadline-list key under `open_checks.WATCH_PREFIX`
+to `handle_deadline`; `open_checks.watch_step` says what to do. The final check run
+goes through the publisher (`republish`), which publishes it at the level the open one
+was created at.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -24,11 +24,10 @@ from crcr.relay.checks.open_checks import (
     WatchStep,
     lost_check_fields,
     watch_step,
+    watched,
 )
 from crcr.relay.jobs.job import Job
-from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.roles import JobStates
-from crcr.stores.state import LeasedItem
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +39,7 @@ class CheckWatchStore(JobStates, Protocol):
 
 
 class CheckWatch:
-    """Looks at one open check run per item, and concludes it once its job has ended."""
+    """Looks at one open check run when its watch is due, and concludes it once its job ended."""
 
     def __init__(
         self,
@@ -50,8 +49,6 @@ class CheckWatch:
         github: GitHubClient,
         upstream: str,
         republish: Republish,
-        *,
-        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._open = open_checks
@@ -59,19 +56,25 @@ class CheckWatch:
         self._github = github
         self._upstream = upstream
         self._republish = republish
-        self.clock = clock
 
-    async def handle_item(self, item: LeasedItem) -> HandlerResult:
-        """Queue handler of "check-watch"; a GitHub outage raises, and the sweeper retries."""
-        payload = item.payload
-        open_check = await self._open.get(str(payload["head_sha"]), str(payload["name"]))
+    async def handle_deadline(self, key: str, now: float) -> bool:
+        """The sweeper's handler of a due watch; True when the watch may leave the list.
+
+        A watch still needed sets its own next deadline and answers False. A GitHub
+        outage raises: the sweeper logs it and comes back to the watch later.
+        """
+        target = watched(key)
+        if target is None:
+            return True
+        head_sha, name = target
+        open_check = await self._open.get(head_sha, name)
         if open_check is None:
-            return HandlerResult.DONE  # concluded since: the usual end of a watch
+            return True  # concluded since: the usual end of a watch
         job = Job.readable(open_check.job_key, await self._store.get_job(open_check.job_key))
-        confirming = False
-        if job is not None:
-            confirming = await self._flake.awaits_rerun(report_from_job(job))
-        now = self.clock()
+        if job is None:
+            return await self._time_out_lost(open_check)
+        report = report_from_job(job)
+        confirming = await self._flake.awaits_rerun(report)
         step, at = watch_step(
             job,
             confirming=confirming,
@@ -80,35 +83,34 @@ class CheckWatch:
             slack=self._open.watch_slack,
         )
         if step is WatchStep.WAIT:
-            await self._open.look_again(payload, at, now)
-            return HandlerResult.DONE
-        if job is None:
-            return await self._time_out_lost(open_check)
-        if step is WatchStep.GIVE_UP_CONFIRMATION:
-            await self._flake.give_up(report_from_job(job))
-        tries = int(payload.get("tries") or 0) + 1
-        await self._republish(job.key, f"watch-{tries}")
-        if await self._open.get(str(payload["head_sha"]), str(payload["name"])) is None:
-            return HandlerResult.DONE
-        if tries >= MAX_CONCLUDE_TRIES:
+            await self._open.look_again(head_sha, name, at)
+            return False
+        if open_check.tries >= MAX_CONCLUDE_TRIES:
             log.warning(
-                "check run %s of job %s is still open after %d final check runs asked for",
-                payload["name"],
+                "check run %s of job %s stays open: %d final check runs asked for in vain",
+                name,
                 job.key,
-                tries,
+                open_check.tries,
             )
-            return HandlerResult.DONE
+            await self._open.forget(head_sha, name)
+            return True
+        if step is WatchStep.GIVE_UP_CONFIRMATION:
+            await self._flake.give_up(report)
+        await self._open.tried(head_sha, name, open_check)
+        await self._republish(job.key, f"watch-{open_check.tries + 1}")
+        if await self._open.get(head_sha, name) is None:
+            return True
         # Left to the checks queue (GitHub unwell): look again once it had its chance.
-        await self._open.look_again({**payload, "tries": tries}, now + RECHECK, now)
-        return HandlerResult.DONE
+        await self._open.look_again(head_sha, name, now + RECHECK)
+        return False
 
-    async def _time_out_lost(self, open_check: OpenCheck) -> HandlerResult:
+    async def _time_out_lost(self, open_check: OpenCheck) -> bool:
         """Conclude an open check run whose job's record is gone, from what was kept."""
         fields = lost_check_fields(open_check)
+        head_sha, name = str(fields.get("head_sha")), str(fields.get("name"))
         try:
             await self._github.create_check_run(self._upstream, max_retries=1, **fields)
         except (GitHubNotFound, GitHubUnprocessable) as exc:
-            log.warning("cannot time out check run %s: %s", fields.get("name"), exc)
-            return HandlerResult.DROP
-        await self._open.forget(str(fields.get("head_sha")), str(fields.get("name")))
-        return HandlerResult.DONE
+            log.warning("cannot time out check run %s: %s", name, exc)
+        await self._open.forget(head_sha, name)
+        return True

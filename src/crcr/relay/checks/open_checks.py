@@ -10,19 +10,24 @@ with the level it was created at:
 - the job's later transitions, and its confirming re-run (L4 flake confirmation, a new
   attempt of the same run), get their check runs at that level whatever the level is
   by then (`OpenChecks.level_for`);
-- a watch item in the `check-watch` queue, drained by the sweeper, looks again once the
-  job should have ended (`watch_step`): a job that ended without its final check run
-  gets it; a confirming re-run that never reported within `CRCR_ZOMBIE_TIMEOUT` of the
-  failure leaves the failure standing; a job whose record is gone is timed out from
-  what the record here kept. No check run outlives its job by more than
-  `CRCR_ZOMBIE_TIMEOUT` plus a sweep.
+- a watch on the sweeper's deadline list (beside the jobs' own deadlines, under a key
+  no job key can have) comes due once the job should have ended, and the sweeper's
+  leader hands it to `check_watch` (`watch_step` decides): a job that ended without its
+  final check run gets it; a confirming re-run that never reported within
+  `CRCR_ZOMBIE_TIMEOUT` of the failure leaves the failure standing; a job whose record
+  is gone is timed out from what the record here kept. No check run outlives its job by
+  more than `CRCR_ZOMBIE_TIMEOUT` plus a sweep.
+
+The deadline list rather than a delayed queue item: a watch waits hours, and a queue
+holding it would show as a backlog (`crcr_queue_oldest_age_seconds`, the sweeper's busy
+pace) when nothing is wrong.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -30,11 +35,13 @@ from crcr.relay.allowlist.model import Level
 from crcr.relay.checks.check_runs import TERMINAL_STATES, CheckReport
 from crcr.relay.checks.flake_rerun import rerun_mark_key
 from crcr.relay.jobs.job import Job
-from crcr.stores.roles import Caches, RetryQueue
+from crcr.stores.roles import Caches, Deadlines
 
 OPEN_CHECKS = "open-check-run"
 """Cache namespace: `<head SHA>\\x1f<check name>` → the in-progress check run (`OpenCheck`)."""
-WATCH_QUEUE = "check-watch"
+WATCH_PREFIX = "check-watch\x1f"
+"""Deadline-list keys of watches: `<prefix><head SHA>\x1f<check name>`. Job keys are
+%-escaped (`jobs.lifecycle.JobKey`), so none starts with a control character."""
 WATCH_SLACK = 15.0
 """Seconds a watch waits beyond a job's zombie deadline: one sweep, so that the zombie
 pass times the job out (and concludes its check run) before the watch looks."""
@@ -45,7 +52,7 @@ MAX_CONCLUDE_TRIES = 5
 each for good is a fault a person must look at, not something to ask forever."""
 
 
-class OpenChecksStore(Caches, RetryQueue, Protocol):
+class OpenChecksStore(Caches, Deadlines, Protocol):
     """The state store's roles this module uses."""
 
 
@@ -59,11 +66,13 @@ class OpenCheck:
     """The job across its attempts (`flake_rerun.rerun_mark_key`)."""
     level: Level
     fields: Mapping[str, Any]
+    tries: int = 0
+    """Final check runs a watch asked for so far (`MAX_CONCLUDE_TRIES`)."""
 
     def to_store(self) -> str:
         """The cached value (JSON)."""
         record = {"job_key": self.job_key, "run": self.run, "level": str(self.level)}
-        return json.dumps({**record, "fields": dict(self.fields)})
+        return json.dumps({**record, "fields": dict(self.fields), "tries": self.tries})
 
     @classmethod
     def from_store(cls, value: str) -> OpenCheck | None:
@@ -75,6 +84,7 @@ class OpenCheck:
                 str(record["run"]),
                 Level[str(record["level"])],
                 dict(record["fields"]),
+                int(record.get("tries") or 0),
             )
         except (ValueError, KeyError, TypeError):
             return None
@@ -140,6 +150,19 @@ def open_check_key(head_sha: str, check_name: str) -> str:
     return f"{head_sha}\x1f{check_name}"
 
 
+def watch_key(head_sha: str, check_name: str) -> str:
+    """The deadline-list key of the watch over one name on one commit."""
+    return WATCH_PREFIX + open_check_key(head_sha, check_name)
+
+
+def watched(key: str) -> tuple[str, str] | None:
+    """(head SHA, check name) of a watch's deadline-list key; None for any other key."""
+    if not key.startswith(WATCH_PREFIX):
+        return None
+    head_sha, separator, name = key.removeprefix(WATCH_PREFIX).partition("\x1f")
+    return (head_sha, name) if separator and head_sha and name else None
+
+
 class OpenChecks:
     """The record of in-progress check runs, and their watch items."""
 
@@ -171,8 +194,10 @@ class OpenChecks:
             return None
         return open_check.level
 
-    async def opening(self, report: CheckReport, level: Level, fields: Mapping[str, Any]) -> None:
-        """Record an in-progress check run *before* it is created, and queue its watch.
+    async def opening(
+        self, report: CheckReport, level: Level, fields: Mapping[str, Any], *, now: float
+    ) -> None:
+        """Record an in-progress check run *before* it is created, and set its watch.
 
         Before: a relay that dies between creating it and recording it would leave a
         check run nobody watches; one recorded but never created only costs a final
@@ -181,9 +206,8 @@ class OpenChecks:
         open_check = OpenCheck(report.job_key, rerun_mark_key(report), level, fields)
         key = open_check_key(report.head_sha, report.check_name)
         await self._store.cache_set(OPEN_CHECKS, key, open_check.to_store(), self._ttl)
-        payload = {"head_sha": report.head_sha, "name": report.check_name, "tries": 0}
-        delay = self.zombie_timeout + self.watch_slack
-        await self._store.enqueue(WATCH_QUEUE, f"watch:{report.job_key}", payload, delay=delay)
+        due = now + self.zombie_timeout + self.watch_slack
+        await self._store.track_deadline(watch_key(report.head_sha, report.check_name), due)
 
     async def concluded(self, report: CheckReport) -> None:
         """Forget the open check run `report`'s concluded check run supersedes.
@@ -193,21 +217,20 @@ class OpenChecks:
         """
         open_check = await self.get(report.head_sha, report.check_name)
         if open_check is not None and open_check.belongs_to(report):
-            await self._store.cache_delete(
-                OPEN_CHECKS, open_check_key(report.head_sha, report.check_name)
-            )
+            await self.forget(report.head_sha, report.check_name)
 
     async def forget(self, head_sha: str, check_name: str) -> None:
-        """Forget an open check run concluded without its job (`lost_check_fields`)."""
+        """Forget a concluded check run, and its watch (not waited for: a watch left
+        costs one visit that finds nothing open)."""
         await self._store.cache_delete(OPEN_CHECKS, open_check_key(head_sha, check_name))
+        await self._store.untrack_deadline(watch_key(head_sha, check_name), wait=False)
 
-    async def look_again(self, payload: Mapping[str, Any], at: float, now: float) -> None:
-        """Queue the next look of a watch, at `at` (epoch seconds).
+    async def tried(self, head_sha: str, check_name: str, open_check: OpenCheck) -> None:
+        """Count one final check run asked for by a watch."""
+        counted = replace(open_check, tries=open_check.tries + 1)
+        key = open_check_key(head_sha, check_name)
+        await self._store.cache_set(OPEN_CHECKS, key, counted.to_store(), self._ttl)
 
-        A new item rather than the current one released: a release counts as a failure
-        (backoff, and the sweeper rests the queue), and a watch waiting is no failure.
-        The id names the time, so two workers handling the same item queue one.
-        """
-        head_sha, name = str(payload["head_sha"]), str(payload["name"])
-        item_id = f"watch:{open_check_key(head_sha, name)}@{int(at)}"
-        await self._store.enqueue(WATCH_QUEUE, item_id, dict(payload), delay=max(0.0, at - now))
+    async def look_again(self, head_sha: str, check_name: str, at: float) -> None:
+        """Set the watch over that name on that commit to come due at `at` (epoch)."""
+        await self._store.track_deadline(watch_key(head_sha, check_name), at)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -52,16 +53,26 @@ from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
 from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
-from crcr.relay.checks.open_checks import WATCH_QUEUE, OpenChecks
+from crcr.relay.checks.open_checks import WATCH_PREFIX, OpenChecks
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
-from crcr.stores.roles import Caches, Flags, JobStates, JobSummaries, LeaseClaims, RetryQueue
+from crcr.stores.roles import (
+    Caches,
+    Deadlines,
+    Flags,
+    JobStates,
+    JobSummaries,
+    LeaseClaims,
+    RetryQueue,
+)
 from crcr.stores.state import LeasedItem
 
 
-class PublisherStore(JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Protocol):
+class PublisherStore(
+    JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Deadlines, Protocol
+):
     """The state store's roles this module uses."""
 
 
@@ -114,6 +125,7 @@ class CheckPublisher:
         queue_retries: int = 1,
         baseline: BaselineVerdicts | None = None,
         audit: AuditTrail | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._audit = audit
@@ -121,6 +133,7 @@ class CheckPublisher:
         self._allowlist = allowlist
         self._levels = levels or RecordedLevels()
         self._upstream = settings.upstream_repo
+        self._clock = clock
         self._ttl = settings.status_ttl
         self.inline_budget = inline_budget
         self.inline_grace = inline_grace
@@ -157,8 +170,12 @@ class CheckPublisher:
             CHECKS_QUEUE: self.handle_item,
             RERUN_QUEUE: self.notes.flake.handle_item,
             ONCALL_QUEUE: self.oncall.handle_item,
-            WATCH_QUEUE: self.watch.handle_item,
         }
+
+    @property
+    def deadline_handlers(self) -> dict[str, Callable[[str, float], Awaitable[bool]]]:
+        """What the sweeper's leader hands due deadline-list keys to, by key prefix."""
+        return {WATCH_PREFIX: self.watch.handle_deadline}
 
     # --- entry points ------------------------------------------------------------------
     async def on_accepted(self, event: JobTransitioned) -> None:
@@ -252,7 +269,7 @@ class CheckPublisher:
         notes = await self.notes.notes_for(replace(report, level=level), max_retries=max_retries)
         fields = check_run_fields(report, notes)
         if fields["status"] == "in_progress":
-            await self.open_checks.opening(report, level, fields)
+            await self.open_checks.opening(report, level, fields, now=self._clock())
         try:
             created = await self._github.create_check_run(
                 self._upstream, max_retries=max_retries, **fields
