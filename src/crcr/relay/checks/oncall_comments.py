@@ -212,6 +212,23 @@ class OncallNotifier:
                 return
         await self._queue(report, summary_repo, cause, recovered=True)
 
+    async def follow_below_l3(self, report: CheckReport) -> None:
+        """Keep the comment current for a finished PR job recorded below L3 (SPEC §10.2).
+
+        Its backend was L3/L4 when the comment was posted and is lower now (a merged
+        demotion): the comment still shows its jobs' latest state. The job summaries of
+        L2 jobs are kept only then, so a backend without a comment costs one store read.
+        """
+        if report.pr_number is None or report.state not in TERMINAL_STATES:
+            return
+        entry = (await self._allowlist()).entry(report.repo)
+        repo = entry.repo if entry is not None else report.repo  # how summaries are keyed
+        if not await self.has_comment(report.pr_number, repo):
+            return
+        summary = report.to_summary()
+        await self._store.put_job_summary(report.head_sha, repo, report.job_key, summary, self._ttl)
+        await self._queue(report, repo, f"{report.job_key}:{report.state}:below-l3", recovered=True)
+
     async def has_comment(self, pr_number: int, repo: str) -> bool:
         """Whether the oncalls of `repo` were told about this PR (its comment was posted)."""
         key = comment_key(self._upstream, pr_number, repo)

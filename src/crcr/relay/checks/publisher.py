@@ -182,10 +182,11 @@ class CheckPublisher:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
         job = event.job
-        report = report_from_job(job)
         if job.level < Level.L3:
-            await self._below_check_runs(report)
+            if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
+                await self.oncall.follow_below_l3(report_from_job(job))
             return
+        report = report_from_job(job)
         allowlist = await self._allowlist()
         repo = _spelling(allowlist, report.repo)
         # Summary first, flag read after; the label webhook does the reverse, so one
@@ -331,25 +332,6 @@ class CheckPublisher:
         repo = _spelling(allowlist, report.repo)
         flagged = await self._store.has_flag(CHECKS_WANTED_FLAG, report.head_sha, repo)
         return level if wanted_by_rule(level, device, report.labels, flagged=flagged) else None
-
-    async def _below_check_runs(self, report: CheckReport) -> None:
-        """Keep an oncall comment current for a job recorded below L3 (SPEC §10.2).
-
-        Its backend was L3/L4 when the comment was posted and is lower now (a merged
-        demotion): the comment still shows its jobs' latest state. Only a finished job
-        of a PR whose backend has a comment costs more than nothing.
-        """
-        if report.pr_number is None or report.state not in TERMINAL_STATES:
-            return
-        allowlist = await self._allowlist()
-        repo = _spelling(allowlist, report.repo)
-        if not await self.oncall.has_comment(report.pr_number, repo):
-            return
-        await self._store.put_job_summary(
-            report.head_sha, repo, report.job_key, report.to_summary(), self._ttl
-        )
-        cause = check_item_id(report.job_key, report.state) + ":no-check-run"
-        await self.oncall.update(report, repo, cause=cause)
 
     async def _queue(
         self, job_key: str, state: JobState, *, item_id: str | None = None
