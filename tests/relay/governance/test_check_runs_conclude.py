@@ -10,6 +10,7 @@ removed from the allowlist while its job runs.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 from tests.relay import callback_harness, checks_harness
 from tests.relay.checks_harness import (
@@ -21,7 +22,11 @@ from tests.relay.checks_harness import (
 from tests.relay.governance.steps import blob_world, demote, merge_allowlist, run_job
 from tests.waiting import eventually
 
+from crcr.relay.allowlist.model import Level
+from crcr.relay.checks.check_runs import check_run_fields, report_from_job
 from crcr.relay.checks.open_checks import RECHECK, watch_key
+from crcr.relay.jobs.job import Job
+from crcr.relay.jobs.lifecycle import JobKey
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -149,3 +154,32 @@ async def test_a_removed_backends_open_check_run_times_out_with_its_job(
     check = world.latest(CHECK)
     assert (check["status"], check["conclusion"]) == ("completed", "timed_out")
     assert len(world.check_runs(CHECK)) == 2
+
+
+async def test_a_check_run_whose_job_record_expired_is_timed_out_by_the_sweeper(
+    world: World,
+) -> None:
+    """The job's record outlived `CRCR_STATUS_TTL`: the open check run still concludes."""
+    delivery = await world.pull_request()
+    await world.report(L4_REPO, delivery, "in_progress")
+    opened = world.latest(CHECK)
+    # What the record here keeps of a check run whose job the store no longer holds.
+    report = replace(
+        report_from_job(await job_of(world, delivery)), job_key="expired", run_id="404"
+    )
+    world.checks.open_checks.zombie_timeout = world.checks.open_checks.watch_slack = 0
+    await world.checks.open_checks.opening(report, Level.L4, check_run_fields(report), now=0.0)
+
+    await world.settle()
+
+    check = world.latest(CHECK)
+    assert (check["status"], check["conclusion"]) == ("completed", "timed_out")
+    assert check["head_sha"] == opened["head_sha"] and check["external_id"].startswith("404:")
+    assert "no longer holds this job's record" in check["output"]["summary"]
+
+
+async def job_of(world: World, delivery: str) -> Job:
+    key = JobKey(delivery, L4_REPO, str(RUN_ID), "1", "test").as_store_key()
+    job = Job.readable(key, await world.runtime.store.get_job(key))
+    assert job is not None
+    return job
