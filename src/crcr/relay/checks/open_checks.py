@@ -40,13 +40,14 @@ from crcr.stores.roles import Caches, Deadlines
 OPEN_CHECKS = "open-check-run"
 """Cache namespace: `<head SHA>\\x1f<check name>` → the in-progress check run (`OpenCheck`)."""
 WATCH_PREFIX = "check-watch\x1f"
-"""Deadline-list keys of watches: `<prefix><head SHA>\x1f<check name>`. Job keys are
+"""Deadline-list keys of watches: `<prefix><head SHA>\\x1f<check name>`. Job keys are
 %-escaped (`jobs.lifecycle.JobKey`), so none starts with a control character."""
 WATCH_SLACK = 15.0
 """Seconds a watch waits beyond a job's zombie deadline: one sweep, so that the zombie
 pass times the job out (and concludes its check run) before the watch looks."""
 RECHECK = 60.0
-"""Seconds before a watch looks again after it asked for a final check run."""
+"""Seconds before a watch looks again after it asked for a final check run, or when
+the zombie pass is behind (no leader for a while) and the job still runs."""
 MAX_CONCLUDE_TRIES = 5
 """Final check runs a watch asks for before it gives up (with a warning): GitHub refusing
 each for good is a fault a person must look at, not something to ask forever."""
