@@ -1,10 +1,13 @@
 """Tell a backend's oncalls that its L3/L4 checks fail on a PR: one comment, kept current.
 
 One comment per (pull request, downstream repo), edited in place as jobs fail and
-recover: the table lists the jobs failing on the newest commit reported, and once none
-fail it says so, with when. GitHub notifies the people an issue comment mentions when
-it is created, not when it is edited, so the oncalls hear about a PR once however many
-of its jobs fail afterwards.
+recover: the table lists the jobs failing on the newest commit reported, one row per
+job (check name) as its latest run left it, and once none fail it says so, with when.
+Only a failed check run posts the comment; every finished job of the backend edits it
+afterwards, whatever the backend's level is by then (a demotion, SPEC §10.2), so it
+never goes on listing failures that have passed since. GitHub notifies the people an
+issue comment mentions when it is created, not when it is edited, so the oncalls hear
+about a PR once however many of its jobs fail afterwards.
 
 Exactly one comment, however many sweepers and instances handle the "oncall" queue at
 once, even the same item: the first comment is claimed in the state store before it is
