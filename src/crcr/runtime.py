@@ -223,6 +223,7 @@ async def open_runtime(
             **confirmer.queue_handlers,
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
+        deadline_handlers=checks.deadline_handlers,
         extra_steps=[levels],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},

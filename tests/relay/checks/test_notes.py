@@ -36,6 +36,7 @@ def summary(fields: dict[str, Any]) -> str:
         ("success", CheckNotes(github_conclusion="success"), "success"),
         ("failure", CheckNotes(github_conclusion="success"), "failure"),
         (None, CheckNotes(flake=FlakeCheck.RERUNNING), None),
+        ("failure", CheckNotes(flake=FlakeCheck.UNCONFIRMED), "failure"),
     ],
 )
 def test_the_notes_decide_the_conclusion(

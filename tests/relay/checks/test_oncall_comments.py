@@ -54,6 +54,28 @@ def test_a_job_that_passed_on_a_rerun_no_longer_fails() -> None:
     assert failing_jobs(summaries) == []
 
 
+def test_one_row_per_job_the_latest_run_of_its_name() -> None:
+    """A job dispatched again on the same commit (a new run) replaces its row."""
+    older = summary("crcr/org/critical/ci/test", "failure") | {"run_id": "9001", "started_at": 1.0}
+    newer = summary("crcr/org/critical/ci/test", "timed_out") | {
+        "run_id": "9002",
+        "started_at": 2.0,
+    }
+    passed = summary("crcr/org/critical/ci/lint", "success") | {"run_id": "9003", "started_at": 3.0}
+    failed_first = summary("crcr/org/critical/ci/lint", "failure") | {"started_at": 0.5}
+
+    rows = failing_jobs({"a": newer, "b": older, "c": passed, "d": failed_first})
+
+    assert rows == [FailingJob("crcr/org/critical/ci/test", "timed_out", "9002", URL)]
+
+
+def test_summaries_without_a_start_time_compare_by_attempt_then_run() -> None:
+    first = summary("crcr/org/critical/ci/test", "success") | {"run_id": "9001"}
+    later_run = summary("crcr/org/critical/ci/test", "failure") | {"run_id": "9002"}
+
+    assert [row.run_id for row in failing_jobs({"a": later_run, "b": first})] == ["9002"]
+
+
 def test_the_comment_starts_with_the_marker_mentions_oncalls_and_lists_jobs() -> None:
     jobs = [FailingJob("crcr/org/critical/ci/te|st", "failure", "9001", URL)]
 

@@ -356,6 +356,32 @@ async def test_a_handler_that_raises_is_retried_later(relay: Relay) -> None:
     assert await relay.store.lease("dispatch", lease_seconds=5) == []  # backing off
 
 
+async def test_a_due_timer_of_another_component_goes_to_its_handler(relay: Relay) -> None:
+    """The deadline list also holds timers (the check publisher's watches, SPEC §10.2)."""
+    seen: list[tuple[str, float]] = []
+    answers = {"watch\x1fdone": True, "watch\x1fagain": False}
+
+    async def handler(key: str, now: float) -> bool:
+        seen.append((key, now))
+        return answers[key]
+
+    sweeper = Sweeper(
+        relay.store,
+        relay.deps.forwarder,
+        relay.settings,
+        clock=relay.clock,
+        deadline_handlers={"watch\x1f": handler},
+    )
+    for key in answers:
+        await relay.store.track_deadline(key, relay.clock() - 1)
+    await relay.store.track_deadline("watch\x1flater", relay.clock() + 60)
+
+    await sweeper.sweep_once()
+
+    assert sorted(seen) == [("watch\x1fagain", relay.clock()), ("watch\x1fdone", relay.clock())]
+    assert await relay.store.overdue(relay.clock() + 60) == ["watch\x1fagain", "watch\x1flater"]
+
+
 async def test_queue_depth_and_age_are_exported(relay: Relay) -> None:
     relay.hud.down = True
     await relay.dispatch("d-1")

@@ -106,6 +106,7 @@ class CheckReport:
             "run_id": self.run_id,
             "run_attempt": self.run_attempt,
             "run_url": self.run_url,
+            "started_at": self.started_at,
         }
 
 

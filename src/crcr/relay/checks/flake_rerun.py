@@ -44,6 +44,8 @@ RERUN_QUEUE = "rerun"
 MAX_ATTEMPTS = 15
 """Asking for the re-run while the run still goes: with the backoff, an hour or two."""
 REFUSED = ":refused"
+EXPIRED = ":expired"
+"""The confirming re-run never reported within `CRCR_ZOMBIE_TIMEOUT`: the failure stands."""
 
 Republish = Callable[[str, str], Awaitable[None]]
 
@@ -89,8 +91,11 @@ class FlakeRerun:
         mark = await self._store.cache_get(RERUN_MARKS, key)
         if mark is not None:
             failed, _, refused = mark.partition(":")
-            if not failed.isdigit() or refused:
+            if not failed.isdigit():
                 return None
+            if refused:
+                expired = f":{refused}" == EXPIRED and int(failed) == attempt
+                return FlakeCheck.UNCONFIRMED if expired else None
             return _judged(int(failed), attempt, report.check_conclusion)
         if report.check_conclusion != "failure":
             return None
@@ -104,6 +109,19 @@ class FlakeRerun:
             await self._store.enqueue(RERUN_QUEUE, f"rerun:{key}", payload)
         log.info("re-running %s attempt %d to confirm its failure", report.check_name, attempt)
         return FlakeCheck.RERUNNING
+
+    async def awaits_rerun(self, report: CheckReport) -> bool:
+        """Whether `report` is a failure whose confirming re-run has not reported yet."""
+        if not self.applies_to(report) or report.check_conclusion != "failure":
+            return False
+        mark = await self._store.cache_get(RERUN_MARKS, rerun_mark_key(report))
+        return mark == report.run_attempt
+
+    async def give_up(self, report: CheckReport) -> None:
+        """Let `report`'s failure stand: its confirming re-run never reported."""
+        mark = f"{report.run_attempt}{EXPIRED}"
+        await self._store.cache_set(RERUN_MARKS, rerun_mark_key(report), mark, self._ttl)
+        log.info("%s: the confirming re-run never reported; the failure stands", report.check_name)
 
     async def handle_item(self, item: LeasedItem) -> HandlerResult:
         """Queue handler of "rerun": ask again; give up (the check fails) when it is no use."""

@@ -27,6 +27,7 @@ class FlakeCheck(StrEnum):
     RERUNNING = "rerunning"  # the first attempt failed; a re-run was asked for
     FAILED_TWICE = "failed_twice"
     FLAKY = "flaky"  # failed, then passed on the re-run
+    UNCONFIRMED = "unconfirmed"  # failed; the re-run never reported, so the failure stands
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,11 @@ def note_lines(
         lines.append("The job failed twice: on its first attempt and on the confirming re-run.")
     elif notes.flake is FlakeCheck.FLAKY:
         lines.append("The job passed on re-run (flaky): its first attempt failed.")
+    elif notes.flake is FlakeCheck.UNCONFIRMED:
+        lines.append(
+            "The job failed, and the re-run asked for to confirm it never reported: "
+            "the failure stands."
+        )
     if notes.github_conclusion not in (None, "success") and reported == "success":
         lines.append(
             f"The downstream reported `success`, but GitHub records the job's conclusion "

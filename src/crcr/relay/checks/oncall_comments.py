@@ -1,10 +1,13 @@
 """Tell a backend's oncalls that its L3/L4 checks fail on a PR: one comment, kept current.
 
 One comment per (pull request, downstream repo), edited in place as jobs fail and
-recover: the table lists the jobs failing on the newest commit reported, and once none
-fail it says so, with when. GitHub notifies the people an issue comment mentions when
-it is created, not when it is edited, so the oncalls hear about a PR once however many
-of its jobs fail afterwards.
+recover: the table lists the jobs failing on the newest commit reported, one row per
+job (check name) as its latest run left it, and once none fail it says so, with when.
+Only a failed check run posts the comment; every finished job of the backend edits it
+afterwards, whatever the backend's level is by then (a demotion, SPEC §10.2), so it
+never goes on listing failures that have passed since. GitHub notifies the people an
+issue comment mentions when it is created, not when it is edited, so the oncalls hear
+about a PR once however many of its jobs fail afterwards.
 
 Exactly one comment, however many sweepers and instances handle the "oncall" queue at
 once, even the same item: the first comment is claimed in the state store before it is
@@ -64,28 +67,42 @@ class FailingJob:
 
 
 def failing_jobs(summaries: Mapping[str, Mapping[str, Any]]) -> list[FailingJob]:
-    """The failing jobs among job summaries, counting only each job's latest attempt.
+    """The failing jobs among job summaries: one row per job, as its latest run left it.
 
-    A job that failed and then passed on a re-run (a new `run_attempt`, so a new job
-    key) is no longer failing.
+    A job is its check name: GitHub shows the newest check run of a name, so a re-run
+    (a new `run_attempt`, so a new job key) or a new run of the same job on the same
+    commit (a label or a re-push dispatches again) replaces the row, and a job that
+    failed and then passed is no longer failing (SPEC §10.2, invariant 2).
     """
-    latest: dict[tuple[str, str], Mapping[str, Any]] = {}
+    latest: dict[str, Mapping[str, Any]] = {}
     for summary in summaries.values():
-        key = (str(summary.get("name")), str(summary.get("run_id")))
-        attempt = _attempt(summary)
-        if key not in latest or attempt >= _attempt(latest[key]):
-            latest[key] = summary
+        name = str(summary.get("name"))
+        if name not in latest or _recency(summary) >= _recency(latest[name]):
+            latest[name] = summary
     rows = [
-        FailingJob(name, str(summary["conclusion"]), run_id, summary.get("run_url"))
-        for (name, run_id), summary in latest.items()
+        FailingJob(
+            name, str(summary["conclusion"]), str(summary.get("run_id")), summary.get("run_url")
+        )
+        for name, summary in latest.items()
         if summary.get("conclusion") in FAILING_CONCLUSIONS
     ]
-    return sorted(rows, key=lambda row: (row.check_name, row.run_id))
+    return sorted(rows, key=lambda row: row.check_name)
 
 
-def _attempt(summary: Mapping[str, Any]) -> int:
-    attempt = str(summary.get("run_attempt") or "1")
-    return int(attempt) if attempt.isdigit() else 1
+def _recency(summary: Mapping[str, Any]) -> tuple[float, int, int]:
+    """Which of two runs of a job is the later: started later, then attempt, then run id.
+
+    Summaries written before `started_at` was kept compare by attempt and run id
+    (GitHub's run ids grow with time).
+    """
+    started = summary.get("started_at")
+    started_at = float(started) if isinstance(started, int | float) else 0.0
+    return started_at, _number(summary.get("run_attempt"), 1), _number(summary.get("run_id"), 0)
+
+
+def _number(value: object, default: int) -> int:
+    text = str(value or "")
+    return int(text) if text.isdigit() else default
 
 
 def render_comment(
@@ -179,22 +196,46 @@ class OncallNotifier:
         if report.pr_number is not None:
             await self._queue(report, summary_repo, cause, recovered=False)
 
-    async def recovered(self, report: CheckReport, summary_repo: str, cause: str) -> None:
-        """Queue a comment update for a finished job that did not fail, if it can matter.
+    async def update(self, report: CheckReport, summary_repo: str, cause: str) -> None:
+        """Queue an edit of the comment for a finished job, if the comment can change.
 
-        It matters when the PR has a comment (its table may shrink, or turn green) or
-        when a job of this commit failed (a first comment may be being posted right
-        now); otherwise, the usual case, nothing is queued. Such an item edits the
-        comment and never posts the first one: only a failure tells the oncalls.
+        For a job that did not fail, or one that got no check run (its backend demoted,
+        or below L3 by now): the comment shows the latest state of the backend's jobs
+        whatever its level is (SPEC §10.2, invariant 2). It can change when the PR has a
+        comment, or when a job of this commit failed (a first comment may be being
+        posted right now); otherwise, the usual case, nothing is queued. Such an item
+        edits the comment and never posts the first one: only a failed check run tells
+        the oncalls.
         """
         if report.pr_number is None or report.state not in TERMINAL_STATES:
             return
-        key = comment_key(self._upstream, report.pr_number, summary_repo)
-        if await self._store.leased_value(COMMENT_CLAIMS, key) is None:
+        if not await self.has_comment(report.pr_number, summary_repo):
             summaries = await self._store.job_summaries(report.head_sha, summary_repo)
             if not any(s.get("conclusion") in FAILING_CONCLUSIONS for s in summaries.values()):
                 return
         await self._queue(report, summary_repo, cause, recovered=True)
+
+    async def follow_below_l3(self, report: CheckReport) -> None:
+        """Keep the comment current for a finished PR job recorded below L3 (SPEC §10.2).
+
+        Its backend was L3/L4 when the comment was posted and is lower now (a merged
+        demotion): the comment still shows its jobs' latest state. The job summaries of
+        L2 jobs are kept only then, so a backend without a comment costs one store read.
+        """
+        if report.pr_number is None or report.state not in TERMINAL_STATES:
+            return
+        entry = (await self._allowlist()).entry(report.repo)
+        repo = entry.repo if entry is not None else report.repo  # how summaries are keyed
+        if not await self.has_comment(report.pr_number, repo):
+            return
+        summary = report.to_summary()
+        await self._store.put_job_summary(report.head_sha, repo, report.job_key, summary, self._ttl)
+        await self._queue(report, repo, f"{report.job_key}:{report.state}:below-l3", recovered=True)
+
+    async def has_comment(self, pr_number: int, repo: str) -> bool:
+        """Whether the oncalls of `repo` were told about this PR (its comment was posted)."""
+        key = comment_key(self._upstream, pr_number, repo)
+        return await self._store.leased_value(COMMENT_CLAIMS, key) is not None
 
     async def _queue(
         self, report: CheckReport, summary_repo: str, cause: str, *, recovered: bool

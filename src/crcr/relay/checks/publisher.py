@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Protocol
@@ -47,19 +48,31 @@ from crcr.relay.checks.check_runs import (
     report_from_job,
 )
 from crcr.relay.checks.check_runs import wants_check_run as wanted_by_rule
+from crcr.relay.checks.check_watch import CheckWatch
 from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
 from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
+from crcr.relay.checks.open_checks import WATCH_PREFIX, OpenChecks
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
-from crcr.stores.roles import Caches, Flags, JobStates, JobSummaries, LeaseClaims, RetryQueue
+from crcr.stores.roles import (
+    Caches,
+    Deadlines,
+    Flags,
+    JobStates,
+    JobSummaries,
+    LeaseClaims,
+    RetryQueue,
+)
 from crcr.stores.state import LeasedItem
 
 
-class PublisherStore(JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Protocol):
+class PublisherStore(
+    JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Deadlines, Protocol
+):
     """The state store's roles this module uses."""
 
 
@@ -112,6 +125,7 @@ class CheckPublisher:
         queue_retries: int = 1,
         baseline: BaselineVerdicts | None = None,
         audit: AuditTrail | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._store = store
         self._audit = audit
@@ -119,6 +133,7 @@ class CheckPublisher:
         self._allowlist = allowlist
         self._levels = levels or RecordedLevels()
         self._upstream = settings.upstream_repo
+        self._clock = clock
         self._ttl = settings.status_ttl
         self.inline_budget = inline_budget
         self.inline_grace = inline_grace
@@ -133,6 +148,12 @@ class CheckPublisher:
             baseline=baseline,
         )
         self.notes.flake.republish = self.republish
+        self.open_checks = OpenChecks(
+            store, ttl=settings.status_ttl, zombie_timeout=settings.zombie_timeout
+        )
+        self.watch = CheckWatch(
+            store, self.open_checks, self.notes.flake, github, self._upstream, self.republish
+        )
         self.oncall = OncallNotifier(
             store,
             github,
@@ -151,12 +172,19 @@ class CheckPublisher:
             ONCALL_QUEUE: self.oncall.handle_item,
         }
 
+    @property
+    def deadline_handlers(self) -> dict[str, Callable[[str, float], Awaitable[bool]]]:
+        """What the sweeper's leader hands due deadline-list keys to, by key prefix."""
+        return {WATCH_PREFIX: self.watch.handle_deadline}
+
     # --- entry points ------------------------------------------------------------------
     async def on_accepted(self, event: JobTransitioned) -> None:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
         job = event.job
         if job.level < Level.L3:
+            if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
+                await self.oncall.follow_below_l3(report_from_job(job))
             return
         report = report_from_job(job)
         allowlist = await self._allowlist()
@@ -166,12 +194,15 @@ class CheckPublisher:
         await self._store.put_job_summary(
             report.head_sha, repo, job.key, report.to_summary(), self._ttl
         )
-        if await self._wanted(report, allowlist):
-            item_id = await self._queue(job.key, job.state)
-            if item_id is not None:
-                await self._try_inline(
-                    item_id, job.key, job.state, budget=self.inline_budget, job=job
-                )
+        if await self._treated_level(report, allowlist) is None:
+            # No check run (demoted, say), yet the oncall comment shows this job's latest
+            # state whatever the level is by now (SPEC §10.2, invariant 2).
+            cause = check_item_id(job.key, job.state) + ":no-check-run"
+            await self.oncall.update(report, repo, cause=cause)
+            return
+        item_id = await self._queue(job.key, job.state)
+        if item_id is not None:
+            await self._try_inline(item_id, job.key, job.state, budget=self.inline_budget, job=job)
 
     async def backfill(self, head_sha: str, repos: Sequence[str]) -> int:
         """Create check runs for jobs of `repos` that reported before a label opted them in.
@@ -231,15 +262,18 @@ class CheckPublisher:
                 return HandlerResult.DROP
         report = report_from_job(job)
         allowlist = await self._allowlist()
-        if not await self._wanted(report, allowlist):
+        level = await self._treated_level(report, allowlist)
+        if level is None:
             CHECK_RUNS.labels(result="unwanted").inc()
             return HandlerResult.DONE
-        # A demoted L4 backend's job is treated as L3's: no automatic re-run either.
-        level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
+        # A demoted L4 backend's new job is treated as L3's: no automatic re-run either.
         notes = await self.notes.notes_for(replace(report, level=level), max_retries=max_retries)
+        fields = check_run_fields(report, notes)
+        if fields["status"] == "in_progress":
+            await self.open_checks.opening(report, level, fields, now=self._clock())
         try:
             created = await self._github.create_check_run(
-                self._upstream, max_retries=max_retries, **check_run_fields(report, notes)
+                self._upstream, max_retries=max_retries, **fields
             )
         except (GitHubNotFound, GitHubUnprocessable) as exc:
             log.error("check run %s refused for good: %s", report.check_name, exc)
@@ -248,6 +282,8 @@ class CheckPublisher:
             return HandlerResult.DROP
         await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
         CHECK_RUNS.labels(result="created").inc()
+        if fields["status"] == "completed":
+            await self.open_checks.concluded(report)
         if self._audit is not None:  # "check runs seen" of `crcr doctor` (SPEC §12)
             entry = check_run_entry(report.repo, job_key, report.check_name, created.get("id"))
             self._audit.record(entry)
@@ -256,7 +292,7 @@ class CheckPublisher:
         if conclusion in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, repo, cause=item_id)
         elif conclusion is not None:
-            await self.oncall.recovered(report, repo, cause=item_id)
+            await self.oncall.update(report, repo, cause=item_id)
         if state is JobState.IN_PROGRESS:
             await self._requeue_if_finished(job_key)
         return HandlerResult.DONE
@@ -271,19 +307,31 @@ class CheckPublisher:
         if await self._queue(job_key, state, item_id=item_id) is not None:
             await self._try_inline(item_id, job_key, state, budget=self.inline_budget)
 
-    async def _wanted(self, report: CheckReport, allowlist: Allowlist) -> bool:
-        """Whether the job gets check runs, at the level it is treated at (demotions)."""
-        if allowlist.entry(report.repo) is None:
-            return False  # removed from the allowlist: no new check runs (SPEC §12)
+    async def _treated_level(self, report: CheckReport, allowlist: Allowlist) -> Level | None:
+        """The level the job's check run is published at; None: the job gets none.
+
+        A job whose check run is open (it, or the attempt it confirms) keeps the level
+        it was created at: a check run once shown is always concluded, whatever level
+        changes meanwhile (SPEC §10.2, invariant 1); a backend removed from the
+        allowlist gets only that conclusion (its timeout), no new check run in progress.
+        Otherwise the level the job is treated at (demotions) and, for L3, its labels
+        decide.
+        """
+        listed = allowlist.entry(report.repo) is not None
+        opened_at = await self.open_checks.level_for(report)
+        if opened_at is not None and (listed or report.state in TERMINAL_STATES):
+            return opened_at
+        if not listed:
+            return None  # removed from the allowlist: none but the open ones' ends (SPEC §12)
         level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
         if wanted_by_rule(level, device, report.labels, flagged=False):
-            return True
+            return level
         if level != Level.L3:
-            return False
+            return None
         repo = _spelling(allowlist, report.repo)
         flagged = await self._store.has_flag(CHECKS_WANTED_FLAG, report.head_sha, repo)
-        return wanted_by_rule(level, device, report.labels, flagged=flagged)
+        return level if wanted_by_rule(level, device, report.labels, flagged=flagged) else None
 
     async def _queue(
         self, job_key: str, state: JobState, *, item_id: str | None = None

@@ -3,13 +3,17 @@
 Every step is safe to run twice or concurrently: a job is finalised by an atomic
 transition, and its HUD body is queued before the transition (a crash in between
 leaves a body the HUD queue handler drops as stale).
+
+The deadline list also holds other components' timers under a key prefix of their own
+(the check publisher's watches over open check runs, SPEC §10.2): a due key with such a
+prefix goes to its `DeadlineHandler` instead.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from crcr.relay.jobs.events import JobHook, JobTransitioned, run_hooks
@@ -30,6 +34,10 @@ class OverdueStore(JobStates, Deadlines, Protocol):
 
 
 log = logging.getLogger(__name__)
+
+DeadlineHandler = Callable[[str, float], Awaitable[bool]]
+"""Given a due key and the time, do what it stands for; True when it may leave the list
+(a handler that wants another visit tracks the key's next deadline itself)."""
 
 FAILED_JOB_RETRY = 3600.0
 """Seconds before the sweeper tries again an overdue job it failed on.
@@ -56,6 +64,8 @@ class OverdueJobs:
     clock: Callable[[], float]
     batch_size: int
     hook_budget: float
+    deadline_handlers: Mapping[str, DeadlineHandler] = field(default_factory=dict)
+    """Handlers of other components' deadline-list keys, by key prefix."""
 
     async def finalise(self, report: SweepReport, limit: PassLimit) -> None:
         """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
@@ -108,6 +118,9 @@ class OverdueJobs:
         be writing the HUD row, or may die before it does. It stays, and the next pass
         looks again (and redoes the completion, unless its relay finished it first).
         """
+        for prefix, handler in self.deadline_handlers.items():
+            if key.startswith(prefix):
+                return await handler(key, now)
         record = await self.store.get_job(key)
         if record is None:
             return True

@@ -27,7 +27,7 @@ from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.results.retry import hud_queue_handler
 from crcr.relay.sweeper.drain import QUEUE_BACKOFF, QueueDrainer
 from crcr.relay.sweeper.leadership import LOCK_NAME, Leadership, instance_name
-from crcr.relay.sweeper.overdue import OverdueJobs
+from crcr.relay.sweeper.overdue import DeadlineHandler, OverdueJobs
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
 from crcr.stores.roles import Deadlines, JobStates, LeaderLock, RetryQueue
@@ -60,11 +60,12 @@ class Sweeper:
     """Finalise overdue jobs (as the leader), then drain every retry queue through its handler.
 
     `on_finalised` hooks get a job the sweeper timed out or whose completion it redid,
-    as the callback's `on_accepted` hooks would have. `extra_steps` run after the
-    queues, as the leader, each on its own (a failing one is logged): the levels'
-    refresh is one. Queue items are leased for `ITEM_LEASE` and the lease is renewed
-    while their handler runs, so one item (a dispatch through GitHub's retries) may take
-    most of a minute while a dead sweeper's item waits seconds.
+    as the callback's `on_accepted` hooks would have; `deadline_handlers` get other
+    components' due timers on the deadline list (`overdue.DeadlineHandler`).
+    `extra_steps` run after the queues, as the leader, each on its own (a failing one is
+    logged): the levels' refresh is one. Queue items are leased for `ITEM_LEASE` and the
+    lease is renewed while their handler runs, so one item (a dispatch through GitHub's
+    retries) may take most of a minute while a dead sweeper's item waits seconds.
     """
 
     def __init__(
@@ -75,6 +76,7 @@ class Sweeper:
         *,
         queue_handlers: Mapping[str, QueueHandler] | None = None,
         on_finalised: Sequence[JobHook] = (),
+        deadline_handlers: Mapping[str, DeadlineHandler] | None = None,
         extra_steps: Sequence[Callable[[], Awaitable[None]]] = (),
         instance_id: str | None = None,
         clock: Callable[[], float] = time.time,
@@ -104,6 +106,7 @@ class Sweeper:
             clock,
             batch_size,
             hook_budget,
+            dict(deadline_handlers or {}),
         )
         self._drainer = QueueDrainer(
             store,

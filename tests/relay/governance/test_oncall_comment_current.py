@@ -1,0 +1,122 @@
+"""The oncall comment always shows the latest state of a backend's jobs on a PR
+(SPEC §10.2 invariant 2; issue 29 item 2).
+
+Updated on recovery whatever the backend's level is by then, one row per job (check
+name), never one per run. The real relay over the sandbox GitHub, on Redis and SQLite.
+"""
+
+from __future__ import annotations
+
+from tests.relay import callback_harness, checks_harness
+from tests.relay.checks_harness import (
+    ALLOWLIST,
+    DEVICE_LABEL,
+    L2_REPO,
+    L3_REPO,
+    L4_REPO,
+    RUN_ID,
+    World,
+)
+from tests.relay.governance.steps import blob_world, demote, merge_allowlist, run_job
+
+from crcr.relay.allowlist.model import Level
+
+opener, signing_key = callback_harness.opener, callback_harness.signing_key
+sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
+__all__ = ["blob_world", "sandbox_app", "world"]
+
+JOBS = [f"job-{n}" for n in range(8)]
+
+
+def check_name(repo: str, job: str) -> str:
+    return f"crcr/{repo}/ci/{job}"
+
+
+def only_comment(world: World) -> str:
+    (comment,) = world.comments()
+    return str(comment["body"])
+
+
+async def test_jobs_passing_after_the_demotion_clear_the_comment(world: World) -> None:
+    """Issue 29 item 2: before the fix the comment kept listing the 8 failures."""
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    for job in JOBS:
+        await run_job(world, L3_REPO, delivery, "failure", job=job)
+    await world.settle()
+    body = only_comment(world)
+    assert all(check_name(L3_REPO, job) in body for job in JOBS)
+
+    await demote(world, L3_REPO)
+    for job in JOBS[:3]:
+        await run_job(world, L3_REPO, delivery, "success", job=job, run_attempt=2)
+    await world.settle()
+
+    body = only_comment(world)
+    assert "has failing checks" in body
+    assert [job for job in JOBS if check_name(L3_REPO, job) in body] == JOBS[3:]
+
+    for job in JOBS[3:]:
+        await run_job(world, L3_REPO, delivery, "success", job=job, run_attempt=2)
+    await world.settle()
+
+    body = only_comment(world)
+    assert "checks pass again" in body
+    assert not any(check_name(L3_REPO, job) in body for job in JOBS)
+
+
+async def test_a_job_failing_again_while_demoted_stays_in_the_comment(world: World) -> None:
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, delivery, "failure", job="build")
+    await run_job(world, L3_REPO, delivery, "failure", job="lint")
+    await world.settle()
+    await demote(world, L3_REPO)
+
+    await run_job(world, L3_REPO, delivery, "success", job="build", run_attempt=2)
+    await run_job(world, L3_REPO, delivery, "timed_out", job="lint", run_attempt=2)
+    await world.settle()
+
+    body = only_comment(world)
+    assert check_name(L3_REPO, "build") not in body
+    assert f"| `{check_name(L3_REPO, 'lint')}` | timed_out |" in body
+
+
+async def test_one_row_per_job_however_many_runs_it_had(world: World) -> None:
+    """Issue 29 item 2, L4: before the fix the same check name was listed once per run."""
+    delivery = await world.pull_request()  # GitHub refuses the re-runs: each fails at once
+    runs = range(RUN_ID, RUN_ID + 4)
+    for run_id in runs:
+        await run_job(world, L4_REPO, delivery, "failure", run_id=run_id)
+    await world.settle()
+
+    body = only_comment(world)
+    assert body.count(check_name(L4_REPO, "test")) == 1
+    assert f"run {runs[-1]}" in body
+
+    await run_job(world, L4_REPO, delivery, "success", run_id=runs[-1] + 1)
+    await world.settle()
+
+    assert "checks pass again" in only_comment(world)
+
+
+async def test_the_comment_follows_a_backend_moved_below_l3_by_a_merged_demotion(
+    blob_world: World,
+) -> None:
+    """Recovery updates the comment whatever the level is by then, L2 included."""
+    world = blob_world
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, delivery, "failure", job="build")
+    await world.settle()
+    assert check_name(L3_REPO, "build") in only_comment(world)
+
+    # The demotion pull request merges: the backend is at L2 from now on.
+    demoted = ALLOWLIST.replace(f"    {L3_REPO}: [xpu-oncall]\n", "")
+    demoted = demoted.replace(f"  - {L2_REPO}\n", f"  - {L2_REPO}\n  - {L3_REPO}: [xpu-oncall]\n")
+    assert f"  - {L3_REPO}: [xpu-oncall]" in demoted and "    " + L3_REPO not in demoted
+    await merge_allowlist(world, demoted)
+    assert (await world.runtime.allowlist()).level_of(L3_REPO) == Level.L2
+    checks_before = len(world.check_runs())
+    await run_job(world, L3_REPO, delivery, "success", job="build", run_attempt=2)
+    await world.settle()
+
+    assert len(world.check_runs()) == checks_before  # L2: no check runs
+    assert "checks pass again" in only_comment(world)
