@@ -1,0 +1,98 @@
+"""Issue 29's level scenarios over the sandbox, on Redis and on SQLite state (SPEC §10.2).
+
+Each test is one story an upstream maintainer lived through and found broken: a demotion
+pull request that strips the pins binding a backend's tokens, four stories about one
+backend, a demotion that cannot be declined, an L4 entry that has no device.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from tests.relay import callback_harness as harness
+from tests.relay.callback_harness import StoreOpener
+from tests.relay.checks_harness import (
+    DEVICE_LABEL,
+    L2_REPO,
+    L3_REPO,
+    L4_REPO,
+    UPSTREAM,
+    World,
+    installed_sandbox,
+    open_world,
+    sandbox_app,
+)
+
+from crcr.cli.levels import sync_levels
+from crcr.relay.allowlist.model import Level, TokenConstraints, parse_allowlist
+from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.webhooks.objects import stable_id
+from crcr.sandbox.oidc_issuer import SigningKey
+
+opener, signing_key, sandbox_app = harness.opener, harness.signing_key, sandbox_app
+
+PATH = ".github/crcr-allowlist.yml"
+BLOB_URL = f"https://github.com/{UPSTREAM}/blob/main/{PATH}"
+L3_PINS = TokenConstraints(
+    str(stable_id(L3_REPO)), f"{L3_REPO}/.github/workflows/crcr.yml@*", "refs/heads/main"
+)
+PINNED = f"""\
+# Backends of pytorch/pytorch, reviewed by the CI team.
+L2:
+  - {L2_REPO}
+L3:
+  xpu:
+    {L3_REPO}:   # Intel's runners; the pins bind its tokens
+      oncalls: [xpu-oncall]
+      events: [pull_request]
+      repository_id: {L3_PINS.repository_id}
+      workflow: "{L3_PINS.workflow}"
+      ref: {L3_PINS.ref}
+L4:
+  - {L4_REPO}: oncall1, oncall2
+"""
+
+
+@pytest.fixture
+async def world(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> AsyncIterator[World]:
+    sandbox = installed_sandbox(sandbox_app)
+    sandbox.add_file(UPSTREAM, PATH, PINNED)
+    async with open_world(opener, tmp_path, sandbox, signing_key, BLOB_URL) as opened:
+        levels = opened.runtime.levels
+        assert levels is not None
+        levels.sync_interval = 0  # the pull requests wait for `crcr levels sync`
+        yield opened
+
+
+async def run_jobs(world: World, repo: str, delivery: str, conclusion: str, runs: range) -> None:
+    """Jobs of `repo` that start and finish, each in a run of its own."""
+    for run_id in runs:
+        started = await world.report(repo, delivery, "in_progress", run_id=run_id)
+        assert started.status_code == 200, started.text
+        done = await world.report(repo, delivery, "completed", conclusion, run_id=run_id)
+        assert done.status_code == 200, done.text
+
+
+async def test_a_demotion_pull_request_keeps_every_pin_of_the_entry(world: World) -> None:
+    """Defect 5: the level edit dropped `repository_id`, `workflow` and `ref`."""
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_jobs(world, L3_REPO, delivery, "failure", range(600, 602))
+    levels = world.runtime.levels
+    assert levels is not None
+    await levels()
+
+    report = await sync_levels(world.runtime, promotions=False, device=None)
+
+    assert report.opened == [L3_REPO], report
+    proposed = world.sandbox.file_text(UPSTREAM, PATH, f"crcr-demotion/{L3_REPO}") or ""
+    before = parse_allowlist(PINNED).entry(L3_REPO)
+    after = parse_allowlist(proposed).entry(L3_REPO)
+    assert before is not None and after is not None
+    assert after.level == Level.L2
+    assert after.constraints == L3_PINS
+    assert (after.oncalls, after.events) == (before.oncalls, before.events)
+    assert "# Intel's runners; the pins bind its tokens" in proposed
