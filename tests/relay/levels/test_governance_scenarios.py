@@ -96,3 +96,43 @@ async def test_a_demotion_pull_request_keeps_every_pin_of_the_entry(world: World
     assert after.constraints == L3_PINS
     assert (after.oncalls, after.events) == (before.oncalls, before.events)
     assert "# Intel's runners; the pins bind its tokens" in proposed
+
+
+def check_statuses(world: World, run_id: int) -> list[str]:
+    """The statuses of the check runs created for one downstream run."""
+    return [
+        run["status"] for run in world.check_runs() if run["external_id"].startswith(f"{run_id}:")
+    ]
+
+
+async def demote(world: World, repo: str, delivery: str) -> None:
+    """`repo`'s jobs fail until its level status says demote; the demotion starts."""
+    await run_jobs(world, repo, delivery, "failure", range(600, 602))
+    levels = world.runtime.levels
+    assert levels is not None
+    await levels()
+    assert repo.lower() in await world.runtime.demotions.current()  # type: ignore[union-attr]
+
+
+async def test_a_demoted_l4_entry_without_a_device_is_gated_on_its_name_and_proposed(
+    world: World, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Defect 4: no device meant a label no PR could carry, and no pull request ever."""
+    delivery = await world.pull_request()
+    await demote(world, L4_REPO, delivery)
+
+    # New jobs are L3's now: not on an unlabelled PR, but on one labelled by the name.
+    await run_jobs(world, L4_REPO, delivery, "success", range(700, 701))
+    assert check_statuses(world, 700) == []
+    await world.label("ciflow/crcr/critical")
+    await run_jobs(world, L4_REPO, delivery, "success", range(701, 702))
+    assert check_statuses(world, 701)[-1] == "completed"
+
+    # Its demotion pull request moves it under `L3: critical:`, and nothing is skipped.
+    report = await sync_levels(world.runtime, promotions=False, device=None)
+    assert report.opened == [L4_REPO] and report.skipped == [], report
+    proposed = world.sandbox.file_text(UPSTREAM, PATH, f"crcr-demotion/{L4_REPO}") or ""
+    assert parse_allowlist(proposed).device_of(L4_REPO) == "critical"
+    assert f"  critical:\n    {L4_REPO}: oncall1, oncall2\n" in proposed
+    page = (await world.client.get("/crcr/levels")).text
+    assert "not opened yet" not in page

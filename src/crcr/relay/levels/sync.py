@@ -63,10 +63,13 @@ def proposals_for(
             to_level = Level.L3
         else:
             continue
-        if to_level == Level.L3 and not device:
+        # A demoted L4 entry goes under its own device (SPEC §10.2); a promoted L2 one
+        # under the device the operator names.
+        target = entry.device if entry.level == Level.L4 else device
+        if to_level == Level.L3 and not target:
             report.skipped.append(f"{entry.repo}: moving it to L3 needs a device (--device)")
             continue
-        proposal = Proposal(entry.repo, entry.level, to_level, entry.oncalls, status)
+        proposal = Proposal(entry.repo, entry.level, to_level, entry.oncalls, status, target)
         wanted[proposal.branch] = proposal
     return wanted
 
@@ -104,7 +107,7 @@ class LevelSync:
         base = await self._pulls.read_file(self._location.path, self._location.ref)
         for branch, proposal in wanted.items():
             try:
-                edited = move_entry(base.text, proposal.repo, proposal.to_level, device)
+                edited = move_entry(base.text, proposal.repo, proposal.to_level, proposal.device)
             except AllowlistEditError as exc:
                 report.skipped.append(f"{proposal.repo}: {exc}")
                 continue
