@@ -31,7 +31,8 @@ from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.refresh import LevelRefresh
-from crcr.relay.levels.wiring import level_refresh, level_sync, status_source
+from crcr.relay.levels.governance import LevelGovernance
+from crcr.relay.levels.wiring import level_governance, level_refresh, level_sync, status_source
 from crcr.relay.results.forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
@@ -66,6 +67,7 @@ class Runtime:
     confirmer: ConclusionConfirmer | None = None
     demotions: DemotionBook | None = None
     levels: LevelRefresh | None = None
+    governance: LevelGovernance | None = None
     audit: AuditTrail | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
@@ -185,6 +187,7 @@ async def open_runtime(
         allowlist=source.get,
         sync=level_sync(github, source.location, demotions),
     )
+    governance = level_governance(settings, demotions, audit, source.location)
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -197,6 +200,7 @@ async def open_runtime(
         backfill_checks=checks.backfill,
         rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
+        pull_request_seen=governance.pull_request_seen,
     )
     callback = CallbackDeps(
         store=store,
@@ -244,6 +248,7 @@ async def open_runtime(
         confirmer=confirmer,
         demotions=demotions,
         levels=levels,
+        governance=governance,
         audit=audit,
         _closers=closers,
     )

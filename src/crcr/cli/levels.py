@@ -90,6 +90,7 @@ def describe(report: SyncReport) -> str:
     lines += [f"closed: {repo}" for repo in report.closed]
     lines += [f"up to date: {repo}" for repo in report.unchanged]
     lines += [f"skipped {reason}" for reason in report.skipped]
+    lines += [f"declined, snoozed: {repo}" for repo in report.snoozed]
     if not report.changed:
         lines.append("nothing to change")
     return "\n".join(lines)

@@ -8,6 +8,7 @@ backend, a demotion that cannot be declined, an L4 entry that has no device.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -26,9 +27,11 @@ from tests.relay.checks_harness import (
 )
 
 from crcr.cli.levels import sync_levels
+from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Level, TokenConstraints, parse_allowlist
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.webhooks.objects import stable_id
+from crcr.sandbox.webhooks.pull_requests import pull_request_event
 from crcr.sandbox.oidc_issuer import SigningKey
 
 opener, signing_key, sandbox_app = harness.opener, harness.signing_key, sandbox_app
@@ -136,3 +139,47 @@ async def test_a_demoted_l4_entry_without_a_device_is_gated_on_its_name_and_prop
     assert f"  critical:\n    {L4_REPO}: oncall1, oncall2\n" in proposed
     page = (await world.client.get("/crcr/levels")).text
     assert "not opened yet" not in page
+
+
+async def test_closing_a_demotion_pull_request_unmerged_declines_the_demotion(
+    world: World,
+) -> None:
+    """Defect 3: the demotion went on, and the next sync opened a new pull request."""
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await demote(world, L3_REPO, delivery)
+    await sync_levels(world.runtime, promotions=False, device=None)
+    (pull,) = world.sandbox.pulls(UPSTREAM)
+
+    # A maintainer closes it without merging: GitHub sends `closed`, merged false.
+    await PullRequests(world.runtime.github, UPSTREAM).update_pull(pull["number"], state="closed")
+    closed = pull_request_event(
+        "closed", repo=UPSTREAM, number=pull["number"], head_ref=pull["head"], author="maintainer"
+    )
+    assert (await world.webhook("pull_request", closed)).status_code == 200
+
+    # The demotion ends at once: new jobs get their check runs again.
+    await run_jobs(world, L3_REPO, delivery, "success", range(700, 701))
+    assert check_statuses(world, 700)[-1] == "completed"
+    # The level status says who declined, when, and until when (CRCR_DEMOTION_SNOOZE).
+    status = (await world.client.get("/api/crcr/level-status")).json()
+    (xpu,) = [repo for repo in status["repos"] if repo["repo"] == L3_REPO]
+    assert xpu["demoted"] is None
+    declined = xpu["declined"]
+    assert declined["by"] == "maintainer"
+    at, until = (datetime.fromisoformat(declined[k].replace("Z", "+00:00")) for k in ("at", "until"))
+    assert until - at == timedelta(days=7)
+    # Neither the sweeper's refresh nor the next sync demotes it or opens a new PR.
+    levels = world.runtime.levels
+    assert levels is not None
+    await levels()
+    again = await sync_levels(world.runtime, promotions=False, device=None)
+    assert again.opened == [] and len(again.snoozed) == 1, again
+    assert [p["state"] for p in world.sandbox.pulls(UPSTREAM)] == ["closed"]
+    assert await world.runtime.demotions.current() == {}  # type: ignore[union-attr]
+    # The audit trail records it.
+    audit = world.runtime.audit
+    assert audit is not None
+    await audit.flush()
+    entries = await world.runtime.store.audit_entries(L3_REPO.lower())
+    (entry,) = [e for e in entries if e["kind"] == "level"]
+    assert (entry["decision"], entry["subject"]) == ("declined", "maintainer")

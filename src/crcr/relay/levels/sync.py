@@ -36,6 +36,7 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    snoozed: list[str] = field(default_factory=list)  # declined: no pull request until…
 
     @property
     def changed(self) -> bool:
@@ -97,6 +98,13 @@ class LevelSync:
         wanted = proposals_for(
             statuses, allowlist, promotions=promotions, device=device, report=report
         )
+        if self._book is not None:  # a declined demotion is not proposed again (SPEC §10.2)
+            governance, now = await self._book.governance(), self._book.now()
+            for branch, proposal in list(wanted.items()):
+                decline = governance.declined(proposal.repo, now)
+                if proposal.demotion and decline is not None:
+                    report.snoozed.append(f"{proposal.repo} until {decline.until.isoformat()}")
+                    del wanted[branch]
         open_pulls = {
             pull["head"]["ref"]: pull
             for pull in await self._pulls.open_pulls()

@@ -11,7 +11,9 @@ from crcr.github.client import GitHubClient
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.location import AllowlistLocation, GitHubBlobLocation
 from crcr.relay.allowlist.model import Allowlist
+from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.refresh import LevelRefresh
 from crcr.relay.levels.status import LevelStatusSource, http_level_status, level_status_url
 from crcr.relay.levels.sync import LevelSync
@@ -56,4 +58,16 @@ def level_refresh(
         allowlist=allowlist,
         sync=sync,
         sync_interval=settings.levels_sync_interval,
+    )
+
+
+def level_governance(
+    settings: Settings, book: DemotionBook, audit: AuditTrail | None, location: AllowlistLocation
+) -> LevelGovernance:
+    """Declines and overrides; declines are seen only when the allowlist lives on GitHub."""
+    return LevelGovernance(
+        book,
+        snooze_seconds=settings.demotion_snooze,
+        audit=None if audit is None else audit.record,
+        allowlist_repo=location.repo if isinstance(location, GitHubBlobLocation) else None,
     )
