@@ -69,9 +69,7 @@ def test_an_l4_entry_without_a_device_moves_under_its_repositorys_name() -> None
 def test_an_l4_entry_naming_its_device_moves_under_it_keeping_the_key() -> None:
     text = "L3:\n  npu:\n    a/x: []\nL4:\n  - a/named: {oncalls: [o], device: npu}\n"
     edited = move_entry(text, "a/named", Level.L3)
-    assert edited == (
-        "L3:\n  npu:\n    a/x: []\n    a/named: {oncalls: [o], device: npu}\nL4:\n"
-    )
+    assert edited == ("L3:\n  npu:\n    a/x: []\n    a/named: {oncalls: [o], device: npu}\nL4:\n")
 
 
 def test_promoting_to_a_new_device_adds_the_device_key() -> None:

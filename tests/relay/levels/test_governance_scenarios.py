@@ -30,9 +30,9 @@ from crcr.cli.levels import sync_levels
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Level, TokenConstraints, parse_allowlist
 from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.oidc_issuer import SigningKey
 from crcr.sandbox.webhooks.objects import stable_id
 from crcr.sandbox.webhooks.pull_requests import pull_request_event
-from crcr.sandbox.oidc_issuer import SigningKey
 
 opener, signing_key, sandbox_app = harness.opener, harness.signing_key, sandbox_app
 
@@ -166,7 +166,9 @@ async def test_closing_a_demotion_pull_request_unmerged_declines_the_demotion(
     assert xpu["demoted"] is None
     declined = xpu["declined"]
     assert declined["by"] == "maintainer"
-    at, until = (datetime.fromisoformat(declined[k].replace("Z", "+00:00")) for k in ("at", "until"))
+    at, until = (
+        datetime.fromisoformat(declined[k].replace("Z", "+00:00")) for k in ("at", "until")
+    )
     assert until - at == timedelta(days=7)
     # Neither the sweeper's refresh nor the next sync demotes it or opens a new PR.
     levels = world.runtime.levels

@@ -85,7 +85,9 @@ class LevelGovernance:
         await self._book.put(DECLINE, decline.repo, decline.to_store())
         await self._book.end_demotion(decline.repo, now)
         detail = f"declined by {by}"
-        await self._book.history.record(Episode(decline.repo, "decline", now, decline.until, detail))
+        await self._book.history.record(
+            Episode(decline.repo, "decline", now, decline.until, detail)
+        )
         until = decline.until.isoformat()
         log.info("demotion of %s declined by %s: none again until %s", decline.repo, by, until)
         self._record(decline.repo, "declined", f"no demotion until {until}", by)
@@ -117,7 +119,9 @@ class LevelGovernance:
         override = Override(entry.repo, level, now + duration, reason.strip(), by, now)
         await self._book.put(OVERRIDE, override.repo, override.to_store())
         detail = f"{entry.level} → {level}: {override.reason} (by {by})"
-        await self._book.history.record(Episode(entry.repo, "override", now, override.until, detail))
+        await self._book.history.record(
+            Episode(entry.repo, "override", now, override.until, detail)
+        )
         until = override.until.isoformat()
         self._record(entry.repo, "override set", f"{level} until {until}: {override.reason}", by)
         return override

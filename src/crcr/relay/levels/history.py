@@ -79,4 +79,3 @@ class LevelHistory:
         episodes = (await self.episodes()).get(repo.lower(), ())
         for episode in episodes[: max(0, len(episodes) - KEEP)]:
             await self._store.remove_governance(EPISODE, episode.key)
-
