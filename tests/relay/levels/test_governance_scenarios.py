@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from tests.relay import callback_harness as harness
@@ -29,6 +30,8 @@ from tests.relay.checks_harness import (
 from crcr.cli.levels import sync_levels
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Level, TokenConstraints, parse_allowlist
+from crcr.relay.doctor.checks import Subject, diagnose
+from crcr.relay.levels.wiring import level_status_service
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.oidc_issuer import SigningKey
 from crcr.sandbox.webhooks.objects import stable_id
@@ -69,6 +72,21 @@ async def world(
         assert levels is not None
         levels.sync_interval = 0  # the pull requests wait for `crcr levels sync`
         yield opened
+
+
+def doctor_subject(world: World, repo: str) -> Subject:
+    """What `crcr doctor REPO` reads, opened on the world's store and allowlist."""
+    runtime = world.runtime
+    return Subject(
+        repo=repo,
+        settings=runtime.settings,
+        store=runtime.store,
+        allowlist=runtime.allowlist,
+        allowlist_source=BLOB_URL,
+        app=None,
+        app_problem="not asked in this test",
+        levels=lambda: level_status_service(runtime.settings, runtime.store, runtime.allowlist),
+    )
 
 
 async def run_jobs(world: World, repo: str, delivery: str, conclusion: str, runs: range) -> None:
@@ -185,3 +203,50 @@ async def test_closing_a_demotion_pull_request_unmerged_declines_the_demotion(
     entries = await world.runtime.store.audit_entries(L3_REPO.lower())
     (entry,) = [e for e in entries if e["kind"] == "level"]
     assert (entry["decision"], entry["subject"]) == ("declined", "maintainer")
+
+
+def without_time(status: dict[str, Any]) -> dict[str, Any]:
+    return {**status, "generated_at": None}
+
+
+async def test_the_cli_the_api_and_the_pages_tell_one_story_about_a_backend(
+    world: World,
+) -> None:
+    """Defect 6: `crcr levels status` listed a removed backend, left out L1 and showed
+    `demoted: null`; the history kept no demotion; the backend page said "L3 · Check runs"."""
+    l1_repo = "org/dispatch-only"
+    world.sandbox.install_app(l1_repo)
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_jobs(world, L2_REPO, delivery, "success", range(300, 301))  # the HUD knows it
+    await demote(world, L3_REPO, delivery)
+    # The L2 backend is removed from the allowlist and an L1 one added.
+    world.sandbox.add_file(
+        UPSTREAM, PATH, PINNED.replace(f"L2:\n  - {L2_REPO}", f"L1:\n  - {l1_repo}")
+    )
+    source = world.runtime.allowlist.__self__  # type: ignore[attr-defined]
+    await source.announce_change("test")
+
+    # The backend page: L3 on the allowlist, its new jobs treated as L2 meanwhile.
+    page = (await world.client.get(f"/crcr/{L3_REPO}")).text
+    assert 'data-standing="lowered"' in page and "L2 · Reporting" in page
+    assert "temporarily demoted since" in page
+    # The API: every allowlisted backend, L1 included, the removed one gone; the
+    # demotion is an episode of the level history.
+    api = (await world.client.get("/api/crcr/level-status")).json()
+    repos = {repo["repo"]: repo for repo in api["repos"]}
+    assert set(repos) == {l1_repo, L3_REPO, L4_REPO}
+    xpu = repos[L3_REPO]
+    assert xpu["demoted"] is not None and xpu["effectiveLevel"] == "L2"
+    episodes = [(e["kind"], e["detail"], e["end"]) for e in xpu["episodes"]]
+    assert episodes == [("level", "L3", None), ("demotion", "L3 → L2", None)]
+    levels_page = (await world.client.get("/crcr/levels")).text
+    assert 'data-episode="demotion"' in levels_page
+    # `crcr levels status` reads the same source and prints the same JSON.
+    runtime = world.runtime
+    async with level_status_service(runtime.settings, runtime.store, runtime.allowlist) as service:
+        printed = await service.status()
+    assert without_time(printed) == without_time(api)
+    # `crcr doctor` tells the same story.
+    checks = await diagnose(doctor_subject(world, L3_REPO))
+    (level,) = [check for check in checks if check.name == "level"]
+    assert "treated as L2" in level.answer and "temporarily demoted" in level.answer

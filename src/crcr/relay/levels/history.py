@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from datetime import datetime
 
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.levels.standing import EPISODE, LEVEL, Episode, iso
+from crcr.relay.levels.standing import EPISODE, EPISODE_KINDS, LEVEL, Episode, iso
 from crcr.stores.roles import GovernanceRecords
 
 log = logging.getLogger(__name__)
@@ -39,7 +39,7 @@ class LevelHistory:
                 log.warning("ignoring a malformed level-history episode %s", key)
                 continue
             found.setdefault(episode.repo.lower(), []).append(episode)
-        return {repo: tuple(sorted(eps, key=lambda e: e.start)) for repo, eps in found.items()}
+        return {repo: tuple(sorted(eps, key=_order)) for repo, eps in found.items()}
 
     async def open(self, repo: str, kind: str, start: datetime, detail: str) -> None:
         """Start an episode (one already open of the same kind is closed first)."""
@@ -79,3 +79,8 @@ class LevelHistory:
         episodes = (await self.episodes()).get(repo.lower(), ())
         for episode in episodes[: max(0, len(episodes) - KEEP)]:
             await self._store.remove_governance(EPISODE, episode.key)
+
+
+def _order(episode: Episode) -> tuple[datetime, int]:
+    """Oldest first; at one moment, the level before what happened to it."""
+    return episode.start, EPISODE_KINDS.index(episode.kind)
