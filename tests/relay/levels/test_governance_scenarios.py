@@ -228,6 +228,7 @@ async def test_the_cli_the_api_and_the_pages_tell_one_story_about_a_backend(
 
     # The backend page: L3 on the allowlist, its new jobs treated as L2 meanwhile.
     page = (await world.client.get(f"/crcr/{L3_REPO}")).text
+    assert "Check runs ·" not in page  # it said "L3 · Check runs" for a demoted backend
     assert 'data-standing="lowered"' in page and "L2 · Reporting" in page
     assert "temporarily demoted since" in page
     # The API: every allowlisted backend, L1 included, the removed one gone; the
