@@ -97,6 +97,12 @@ def _opened(settings: Settings) -> Any:
     @asynccontextmanager
     async def opened() -> Any:
         store = await open_state_store(settings)
+        if not settings.allowlist:  # a HUD alone: the levels its results last reported
+            try:
+                yield store, _no_allowlist
+            finally:
+                await store.close()
+            return
         github = github_client_from_settings(settings, store) if settings.github_app_id else None
         source = AllowlistSource.from_settings(
             settings, store, fetch_contents=github.get_contents if github else None
@@ -110,6 +116,12 @@ def _opened(settings: Settings) -> Any:
             await store.close()
 
     return opened()
+
+
+async def _no_allowlist() -> Any:
+    from crcr.relay.allowlist.source import AllowlistUnavailable
+
+    raise AllowlistUnavailable("CRCR_ALLOWLIST is not set")
 
 
 def override(

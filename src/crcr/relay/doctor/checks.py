@@ -97,14 +97,15 @@ async def _allowlist(subject: Subject) -> tuple[AllowlistEntry | None, Check]:
 async def _level(subject: Subject, entry: AllowlistEntry | None) -> Check:
     """The level new jobs are treated at, and why: demotion, decline, override (§10.2)."""
     name = "level"
-    if entry is None or subject.levels is None:
-        level = "not allowlisted" if entry is None else str(entry.level)
-        return Check(name, True, level)
-    async with subject.levels() as service:
-        standing = await service.standing(entry.repo)
+    if entry is None:
+        return Check(name, True, "not allowlisted")
     answer = str(entry.level)
     if entry.level == Level.L4 and entry.device:
         answer += f", device {entry.device} (its label ciflow/crcr/{entry.device} if demoted)"
+    if subject.levels is None:
+        return Check(name, True, answer)
+    async with subject.levels() as service:
+        standing = await service.standing(entry.repo)
     if standing is None:
         return Check(name, True, answer)
     return _standing_check(subject, answer, standing)
