@@ -26,11 +26,14 @@ from tests.relay.checks_harness import (
     open_world,
     sandbox_app,
 )
+from tests.waiting import eventually
 
 from crcr.cli.levels import sync_levels
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.model import Level, TokenConstraints, parse_allowlist
 from crcr.relay.doctor.checks import Subject, diagnose
+from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.wiring import level_status_service
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.oidc_issuer import SigningKey
@@ -251,3 +254,50 @@ async def test_the_cli_the_api_and_the_pages_tell_one_story_about_a_backend(
     checks = await diagnose(doctor_subject(world, L3_REPO))
     (level,) = [check for check in checks if check.name == "level"]
     assert "treated as L2" in level.answer and "temporarily demoted" in level.answer
+
+
+async def test_an_override_holds_on_every_instance_within_5_s_and_shows_everywhere(
+    world: World,
+) -> None:
+    """RFC-0050's temporary downgrade: set on one instance, followed by all, audited."""
+    runtime = world.runtime
+    book = runtime.demotions
+    assert book is not None
+    assert await book.level_for_job(L4_REPO, Level.L4, None) == Level.L4  # cached here
+    # Another instance (or `crcr levels override`) sets it in the shared store.
+    elsewhere = LevelGovernance(DemotionBook(runtime.store), snooze_seconds=60)
+    allowlist = await runtime.allowlist()
+    await elsewhere.set_override(
+        allowlist, L4_REPO, Level.L2, timedelta(days=3), "runner fleet migration", "ops"
+    )
+
+    async def lowered() -> bool:
+        return await book.level_for_job(L4_REPO, Level.L4, None) == Level.L2
+
+    assert await eventually(lowered, within=5.0, what="the override on this instance") < 5.0
+    delivery = await world.pull_request()
+    await run_jobs(world, L4_REPO, delivery, "success", range(800, 801))
+    assert check_statuses(world, 800) == []  # L2: no check runs
+
+    status = (await world.client.get("/api/crcr/level-status")).json()
+    (critical,) = [repo for repo in status["repos"] if repo["repo"] == L4_REPO]
+    assert critical["effectiveLevel"] == "L2"
+    assert critical["override"] | {"until": None} == {
+        "level": "L2", "until": None, "reason": "runner fleet migration", "by": "ops"
+    }  # fmt: skip
+    assert "data-override" in (await world.client.get("/crcr/levels")).text
+    assert "runner fleet migration" in (await world.client.get(f"/crcr/{L4_REPO}")).text
+    checks = await diagnose(doctor_subject(world, L4_REPO))
+    (level,) = [check for check in checks if check.name == "level"]
+    assert "override to L2" in level.answer and "runner fleet migration" in level.answer
+
+    assert await elsewhere.clear_override(L4_REPO, "ops") is True
+
+    async def restored() -> bool:
+        return await book.level_for_job(L4_REPO, Level.L4, None) == Level.L4
+
+    await eventually(restored, within=5.0, what="the override cleared on this instance")
+    status = (await world.client.get("/api/crcr/level-status")).json()
+    (critical,) = [repo for repo in status["repos"] if repo["repo"] == L4_REPO]
+    (episode,) = [e for e in critical["episodes"] if e["kind"] == "override"]
+    assert critical["override"] is None and episode["end"] is not None
