@@ -108,10 +108,11 @@ async def _level(subject: Subject, entry: AllowlistEntry | None) -> Check:
         standing = await service.standing(entry.repo)
     if standing is None:
         return Check(name, True, answer)
-    return _standing_check(subject, answer, standing)
+    return standing_check(subject, answer, standing)
 
 
-def _standing_check(subject: Subject, answer: str, standing: Standing) -> Check:
+def standing_check(subject: Subject, answer: str, standing: Standing) -> Check:
+    """The level line from the backend's standing; a demotion never proposed fails it."""
     name = "level"
     if standing.lowered:
         answer += f"; new jobs treated as {standing.treated_as}"
