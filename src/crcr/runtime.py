@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 import httpx
@@ -19,19 +19,19 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
-from crcr.hud.levels.providers import Demotion as HudDemotion
-from crcr.hud.levels.providers import LevelLookup
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
-from crcr.relay.allowlist.source import AllowlistSource, AllowlistUnavailable
+from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.levels.book import DemotionBook
+from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.refresh import LevelRefresh
-from crcr.relay.levels.wiring import level_refresh, level_sync, status_source
+from crcr.relay.levels.standings import StandingsForHud, allowlist_levels
+from crcr.relay.levels.wiring import level_governance, level_refresh, level_sync, status_source
 from crcr.relay.results.forwarder import HudForwarder, forwarder_from_settings
 from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
@@ -66,6 +66,7 @@ class Runtime:
     confirmer: ConclusionConfirmer | None = None
     demotions: DemotionBook | None = None
     levels: LevelRefresh | None = None
+    governance: LevelGovernance | None = None
     audit: AuditTrail | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
@@ -84,34 +85,6 @@ class Runtime:
         for closer in reversed(self._closers):
             with contextlib.suppress(Exception):
                 await closer()
-
-
-class _DemotionsForHud:
-    """The HUD's `DemotionLookup`, answered from the relay's demotions in the state store."""
-
-    def __init__(self, book: DemotionBook) -> None:
-        self._book = book
-
-    async def demotions(self) -> Mapping[str, HudDemotion]:
-        found = await self._book.demotions()
-        return {repo: HudDemotion(d.since, d.pr_url) for repo, d in found.items()}
-
-
-def _allowlist_levels(source: AllowlistSource) -> LevelLookup:
-    """The allowlist's levels by repo, for the HUD's level status.
-
-    None while no allowlist can be had: the status then shows the levels last reported
-    rather than failing the pages that show it.
-    """
-
-    async def levels() -> dict[str, str] | None:
-        try:
-            allowlist = await source.get()
-        except AllowlistUnavailable:
-            return None
-        return {entry.repo: str(entry.level) for entry in allowlist.entries}
-
-    return levels
 
 
 async def open_runtime(
@@ -151,8 +124,8 @@ async def open_runtime(
     if not settings.hud_url:
         hud = await open_hud(
             settings,
-            level_lookup=_allowlist_levels(source),
-            demotion_lookup=_DemotionsForHud(demotions),
+            level_lookup=allowlist_levels(source.get),
+            governance_lookup=StandingsForHud(demotions, source.get),
         )
         closers.append(hud.close)
     forwarder = forwarder_from_settings(settings, store, ingestor=hud.ingestor if hud else None)
@@ -185,6 +158,7 @@ async def open_runtime(
         allowlist=source.get,
         sync=level_sync(github, source.location, demotions),
     )
+    governance = level_governance(settings, demotions, audit, source.location)
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -197,6 +171,7 @@ async def open_runtime(
         backfill_checks=checks.backfill,
         rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
+        pull_request_seen=governance.pull_request_seen,
     )
     callback = CallbackDeps(
         store=store,
@@ -245,6 +220,7 @@ async def open_runtime(
         confirmer=confirmer,
         demotions=demotions,
         levels=levels,
+        governance=governance,
         audit=audit,
         _closers=closers,
     )

@@ -26,6 +26,12 @@ PER_INVOCATION = {
     ("levels status", "as_json"),
     ("levels sync", "propose_promotions"),
     ("levels sync", "device"),
+    # An override is one decision about one backend, made each time.
+    ("levels override", "level"),
+    ("levels override", "duration"),
+    ("levels override", "reason"),
+    ("levels override", "by"),
+    ("levels override", "clear"),
     ("init downstream", "template"),
     ("init downstream", "path"),
     ("init downstream", "force"),

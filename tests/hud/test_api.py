@@ -310,6 +310,11 @@ async def test_level_status_is_public_and_has_spec_10_1s_shape(
             {"criterion": "e2e_p50_hours", "measured": 0.5, "target": "< 3 h", "met": True},
         ],
         "demoted": None,
+        # SPEC §10.2's standing: with no relay beside the HUD, none to tell.
+        "effectiveLevel": "L3",
+        "declined": None,
+        "override": None,
+        "episodes": [],
     }
 
 

@@ -156,7 +156,7 @@ def _register_component_commands() -> None:
         demo_cli,
         init_cli,
     )
-    # `crcr levels` is the HUD's group (`status`); the relay adds `sync` to it.
+    # `crcr levels` is the HUD's group; the relay adds `status`, `sync` and `override`.
     add_sync_command(levels_cli.levels_app)
     for component in components:
         component.register(app)

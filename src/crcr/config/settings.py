@@ -206,6 +206,9 @@ class Settings(BaseSettings):
     hud_retention_days: int = Field(default=90, ge=1)
     level_criteria: Annotated[LevelCriteria, NoDecode] = Field(default_factory=LevelCriteria)
     levels_sync_interval: int = Field(default=3600, ge=0)
+    # SPEC §10.2: seconds a declined demotion (its pull request closed unmerged) keeps
+    # new demotions and their pull requests away from that backend.
+    demotion_snooze: int = Field(default=7 * 24 * 3600, ge=0)
     public_docs: bool = False
     self_report_lookups_per_hour: int = Field(default=60, ge=1)
     max_jobs_per_dispatch: int = Field(default=256, ge=1)

@@ -26,7 +26,7 @@ from crcr.config.level_criteria import LevelCriteria
 from crcr.config.settings import Settings
 from crcr.hud.api import hud_api_router
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.levels.providers import DemotionLookup, LevelLookup
+from crcr.hud.levels.providers import DemotionLookup, GovernanceLookup, LevelLookup
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import HudQueries
 from crcr.hud.write.ingest import HudIngestor
@@ -49,8 +49,8 @@ class Hud:
     """The HUD's live parts; `close()` releases them.
 
     `levels` judges the backends (SPEC §10.1); a relay beside the HUD gives it the
-    allowlist's levels and its temporary demotions (`levels.level_lookup`,
-    `levels.demotion_lookup`).
+    allowlist's levels and each backend's standing (`levels.level_lookup`,
+    `levels.governance_lookup`).
     """
 
     engine: Engine
@@ -120,6 +120,7 @@ async def open_hud(
     retention: bool = True,
     level_lookup: LevelLookup | None = None,
     demotion_lookup: DemotionLookup | None = None,
+    governance_lookup: GovernanceLookup | None = None,
 ) -> Hud:
     """Connect to the results store, apply migrations, and start the retention task.
 
@@ -137,6 +138,7 @@ async def open_hud(
     )
     hud.levels.level_lookup = level_lookup
     hud.levels.demotion_lookup = demotion_lookup
+    hud.levels.governance_lookup = governance_lookup
     if retention:
         hud._retention_task = asyncio.create_task(hud._retention_loop(), name="hud-retention")
     return hud

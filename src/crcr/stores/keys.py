@@ -155,6 +155,9 @@ class RedisKeys:
     def demotions(self) -> str:
         return self._tagged("demotions")
 
+    def governance(self, kind: str) -> str:
+        return self._tagged("governance", kind)
+
     def stamp(self, name: str) -> str:
         return self._tagged("stamp", name)
 

@@ -6,12 +6,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-import typer
+from tests.cli.test_cli import crcr
 from tests.hud.levels.level_jobs import pr_job, write
-from typer.testing import CliRunner
 
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.levels import cli
 
 
 def _store_with_a_failing_backend(data_dir: Path) -> None:
@@ -24,13 +22,10 @@ def _store_with_a_failing_backend(data_dir: Path) -> None:
 
 
 def _levels(*args: str, data_dir: Path, **env: str) -> str:
-    app = typer.Typer()
-    cli.register(app)
-    result = CliRunner().invoke(
-        app, ["levels", "status", *args], env={"CRCR_DATA_DIR": str(data_dir), **env}
-    )
-    assert result.exit_code == 0, result.output
-    return result.output
+    """`crcr levels status` on a HUD without an allowlist: the levels last reported."""
+    result = crcr("levels", "status", *args, CRCR_DATA_DIR=str(data_dir), **env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
 
 
 def test_json_prints_the_level_status_apis_body(tmp_path: Path) -> None:

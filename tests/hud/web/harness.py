@@ -20,7 +20,7 @@ from tests.hud.web.seed import Clock
 
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.levels.providers import DemotionLookup
+from crcr.hud.levels.providers import DemotionLookup, GovernanceLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
 from crcr.hud.write.ingest import HudIngestor
@@ -40,6 +40,7 @@ def hud_app(
     *,
     per_page: int = 25,
     demotion_lookup: DemotionLookup | None = None,
+    governance_lookup: GovernanceLookup | None = None,
     live_seconds: float = 15.0,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
@@ -55,6 +56,7 @@ def hud_app(
         retention_days=90,
     )
     app.state.hud.levels.demotion_lookup = demotion_lookup
+    app.state.hud.levels.governance_lookup = governance_lookup
     mount_hud(app)
     app.include_router(
         pages_router(
@@ -123,14 +125,21 @@ class LiveServer:
 
 @contextmanager
 def seeded_hud(
-    database: Path, seed: Seeder, *, demotion_lookup: DemotionLookup | None = None
+    database: Path,
+    seed: Seeder,
+    *,
+    demotion_lookup: DemotionLookup | None = None,
+    governance_lookup: GovernanceLookup | None = None,
 ) -> Iterator[str]:
     """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
     engine = create_results_engine(f"sqlite:///{database}")
     migrate(engine)
     clock = Clock()
     try:
-        with LiveServer(hud_app(engine, clock, demotion_lookup=demotion_lookup)) as server:
+        app = hud_app(
+            engine, clock, demotion_lookup=demotion_lookup, governance_lookup=governance_lookup
+        )
+        with LiveServer(app) as server:
             with httpx.Client(base_url=server.url) as client:
                 seed(client, TOKEN, clock)
             yield server.url

@@ -6,9 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 from crcr.hud.levels.judge import CriterionResult, Verdict
 from crcr.hud.levels.measure import LevelSpan
-from crcr.hud.levels.providers import Demotion
+from crcr.hud.levels.providers import Demotion, Episode
 from crcr.hud.levels.status import BackendLevel, LevelReport
-from crcr.hud.web.level_views import criterion_line, level_rows, timeline, verdict_badges
+from crcr.hud.web.level_views import (
+    criterion_line,
+    episode_bars,
+    level_rows,
+    timeline,
+    verdict_badges,
+)
 
 NOW = datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
 
@@ -82,3 +88,26 @@ def test_the_timeline_spans_at_least_30_days_and_every_level_shows() -> None:
     [sliver] = timeline(recent, NOW)
     assert sliver.width == 1.0 and sliver.x + sliver.width <= 100
     assert timeline((), NOW) == ()
+
+
+def test_episodes_are_bars_on_their_own_rows_up_to_the_latest_planned_end() -> None:
+    day = timedelta(days=1)
+    episodes = (
+        Episode("level", NOW - 40 * day, None, "L3"),
+        Episode("demotion", NOW - 10 * day, NOW - 5 * day, "L3 → L2"),
+        Episode("decline", NOW - 5 * day, NOW + 2 * day, "declined by maintainer"),
+    )
+
+    bars = episode_bars(episodes, NOW)
+
+    assert [(b.kind, b.lane, b.y) for b in bars] == [
+        ("level", 0, 0),
+        ("demotion", 1, 6),
+        ("decline", 2, 12),
+    ]
+    level, demotion, decline = bars
+    # The axis runs 42 days: from 40 days back to the decline's end, 2 days ahead.
+    assert (level.x, level.width) == (0.0, round(100 * 40 / 42, 2))
+    assert (demotion.x, demotion.width) == (round(100 * 30 / 42, 2), round(100 * 5 / 42, 2))
+    assert decline.x + decline.width == 100.0
+    assert episode_bars((), NOW) == ()

@@ -36,7 +36,8 @@ def test_a_valid_file_exits_0_with_a_summary_of_its_levels() -> None:
         "  L1: 2 repositories",
         "  L2: 3 repositories",
         "  L3: 3 repositories (devices: xpu 1, npu 2)",
-        "  L4: 2 repositories",
+        "  L4: 2 repositories (devices if demoted: pytorch/crcr-test → crcr-test (its name),"
+        " rocm/pytorch-rocm-ci → pytorch-rocm-ci (its name))",
     ]
 
 

@@ -113,7 +113,10 @@ def test_l3_devices_map_to_their_repos_and_labels() -> None:
 
     assert allowlist.devices() == ("xpu", "npu")
     assert allowlist.device_of("intel/torch-xpu-ops") == "xpu"
-    assert allowlist.device_of("pytorch/crcr-test") is None
+    # An L4 entry without a device has its repository's name (SPEC §10.2).
+    assert allowlist.level_of("pytorch/crcr-test") == Level.L4
+    assert allowlist.device_of("pytorch/crcr-test") == "crcr-test"
+    assert allowlist.device_of("pytorch-labs/ecosystem-smoke") is None
     assert allowlist.repos_for_device("npu") == ("Ascend/pytorch", "ascend-ci/npu-nightly")
     assert allowlist.repos_for_device("NPU") == ("Ascend/pytorch", "ascend-ci/npu-nightly")
     assert allowlist.repos_for_device("tpu") == ()
@@ -279,7 +282,7 @@ def test_a_repo_may_appear_only_once_across_levels_whatever_its_case() -> None:
         (
             "L2:\n  - org/r: {owner: team}\n",
             "L2[0]: unknown field(s) owner "
-            "(an entry may have oncalls, events, repository_id, workflow, ref)",
+            "(an entry may have oncalls, events, repository_id, workflow, ref, device)",
         ),
         (
             "L2:\n  - org/r: {events: [push]}\n",
@@ -333,3 +336,48 @@ def test_anchors_and_merge_keys_are_plain_yaml_and_allowed() -> None:
         "L3:\n  xpu:\n    org/a: &team [ann, ben]\n  npu:\n    org/b: *team\n"
     )
     assert allowlist.oncalls("org/b") == ("ann", "ben")
+
+
+# --- the L4 device (SPEC §10.2) -------------------------------------------------------
+
+
+def test_an_l4_entry_names_its_device_or_takes_its_repositorys_name() -> None:
+    allowlist = parse_allowlist(
+        "L4:\n"
+        "  - org4/critical: oncall1\n"
+        "  - org4/Big.Backend\n"
+        "  - org4/named: {oncalls: [a], device: npu}\n"
+    )
+    assert allowlist.device_of("org4/critical") == "critical"
+    assert allowlist.device_of("org4/big.backend") == "big.backend"
+    assert allowlist.device_of("org4/named") == "npu"
+    assert allowlist.repos_for_device("npu") == ("org4/named",)
+    assert allowlist.devices() == ()  # the L3 devices only
+    assert allowlist.needs_check_run("org4/named", [])
+
+
+def test_an_l3_entry_may_repeat_its_device_but_not_contradict_it() -> None:
+    same = parse_allowlist("L3:\n  npu:\n    org/a: {oncalls: [x], device: npu}\n")
+    assert same.device_of("org/a") == "npu"
+    assert problems_of("L3:\n  npu:\n    org/a: {device: xpu}\n") == [
+        "L3.npu.org/a: device 'xpu' differs from the L3 key 'npu' it is under"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "L4:\n  - org/_hidden\n",
+            "L4[0]: without a device, its repository name '_hidden' would be one, but device"
+            " name must match [a-z0-9][a-z0-9_.-]* (it becomes the label ciflow/crcr/_hidden);"
+            " name one: `org/_hidden: {device: NAME}`",
+        ),
+        ("L4:\n  - org/a: {device: NPU}\n", "L4[0]: device name must match [a-z0-9][a-z0-9_.-]*"
+         " (it becomes the label ciflow/crcr/NPU)"),
+        ("L2:\n  - org/a: {device: npu}\n",
+         "L2[0]: device is for L3 and L4 entries (it names their label)"),
+    ],
+)  # fmt: skip
+def test_an_unusable_device_is_named(text: str, expected: str) -> None:
+    assert problems_of(text) == [expected]

@@ -42,9 +42,12 @@ def test_every_check_gets_a_line_and_the_first_failure_its_next_step(relay_env: 
     lines = result.stdout.splitlines()
     assert lines[0] == "crcr doctor org/backend"
     assert lines[1] == f"  [  ok] allowlist entry   L2 as org/backend (from {relay_env})"
-    assert lines[2].startswith("  [FAIL] App installed     cannot ask GitHub: CRCR_GITHUB_APP_ID")
-    assert [line[3:7] for line in lines[1:7]] == ["  ok", "FAIL", "FAIL", "FAIL", "FAIL", "  ok"]
-    assert lines[7] == (
+    assert lines[2] == "  [  ok] level             L2"
+    assert lines[3].startswith("  [FAIL] App installed     cannot ask GitHub: CRCR_GITHUB_APP_ID")
+    assert [line[3:7] for line in lines[1:8]] == [
+        "  ok", "  ok", "FAIL", "FAIL", "FAIL", "FAIL", "  ok"
+    ]  # fmt: skip
+    assert lines[8] == (
         "next step (App installed): set the App's settings:"
         " CRCR_GITHUB_APP_ID, CRCR_GITHUB_APP_PRIVATE_KEY"
     )

@@ -82,7 +82,10 @@ async def test_a_healthy_backend_passes_every_check(world: World) -> None:
 
     assert failing(checks) == [], checks
     answers = {check.name: check.answer for check in checks}
-    assert answers["allowlist entry"].startswith("L4 as org/critical, oncalls oncall1, oncall2")
+    assert answers["allowlist entry"].startswith(
+        "L4 as org/critical, device critical, oncalls oncall1, oncall2"
+    )
+    assert answers["level"] == "L4, device critical (its label ciflow/crcr/critical if demoted)"
     assert answers["App installed"].startswith("yes, installation")
     assert ": sent (delivery " in answers["last dispatch"]
     assert ": accepted (in_progress, delivery " in answers["last callback"]
@@ -96,12 +99,12 @@ async def test_an_uninstalled_backend_is_told_where_to_install_the_app(world: Wo
 
     assert failing(checks) == ["App installed", "last dispatch", "last callback", "OIDC issuer"]
     lines = report_lines(L2_REPO, checks)
-    assert "  [FAIL] App installed" in lines[2] and lines[2].endswith("no")
+    assert "  [FAIL] App installed" in lines[3] and lines[3].endswith("no")
     assert lines[-1] == (
         "next step (App installed): install the App on org/report:"
         " https://github.com/apps/crcr-sandbox/installations/new"
     )
-    dispatch = checks[2]
+    dispatch = checks[3]
     assert ": failed (delivery " in dispatch.answer
     assert dispatch.next_step == "the App must be installed on the repository (see App installed)"
 
@@ -110,7 +113,7 @@ async def test_a_backend_that_never_reports_is_told_how_to_report(world: World) 
     checks = await doctor(world, L3_REPO)
 
     assert failing(checks) == ["last callback", "OIDC issuer", "L3/L4 check runs"]
-    assert checks[3].answer == "none received"
+    assert checks[4].answer == "none received"
     assert report_lines(L3_REPO, checks)[-1].startswith(
         "next step (last callback): the downstream workflow must run on repository_dispatch"
     )
@@ -124,7 +127,7 @@ async def test_a_refused_callback_says_why(world: World) -> None:
     assert world.runtime.audit is not None
     await world.runtime.audit.flush()
 
-    callback = (await doctor(world, L3_REPO))[3]
+    callback = (await doctor(world, L3_REPO))[4]
 
     assert not callback.ok and ": refused 400: " in callback.answer
     assert callback.next_step == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 
 import pytest
 
@@ -36,7 +37,7 @@ def changed_lines(before: str, after: str) -> list[str]:
 def test_demoting_an_l3_entry_moves_only_its_line_to_l2() -> None:
     edited = move_entry(ALLOWLIST, "org3/xpu-backend", Level.L2)
     assert changed_lines(ALLOWLIST, edited) == [
-        "+  - org3/xpu-backend: [oncall1, oncall2]  # Intel",
+        "+  - org3/xpu-backend: [oncall1, oncall2]   # Intel",
         "-    org3/xpu-backend: [oncall1, oncall2]   # Intel",
     ]
     after = parse_allowlist(edited)
@@ -48,10 +49,27 @@ def test_demoting_an_l3_entry_moves_only_its_line_to_l2() -> None:
 def test_demoting_an_l4_entry_puts_it_under_the_given_device() -> None:
     edited = move_entry(ALLOWLIST, "org4/critical", Level.L3, device="xpu")
     assert changed_lines(ALLOWLIST, edited) == [
-        "+    org4/critical: [oncall1, oncall2]  # + a check run on every PR",
+        "+    org4/critical: oncall1, oncall2   # + a check run on every PR",
         "-  - org4/critical: oncall1, oncall2   # + a check run on every PR",
     ]
     assert parse_allowlist(edited).device_of("org4/critical") == "xpu"
+
+
+def test_an_l4_entry_without_a_device_moves_under_its_repositorys_name() -> None:
+    """SPEC §10.2: `org4/second` is demoted under `L3: second:`, never skipped."""
+    edited = move_entry(ALLOWLIST, "org4/second", Level.L3)
+    assert changed_lines(ALLOWLIST, edited) == [
+        "+  second:",
+        "+    org4/second: []",
+        "-  - org4/second",
+    ]
+    assert parse_allowlist(edited).repos_for_device("second") == ("org4/second",)
+
+
+def test_an_l4_entry_naming_its_device_moves_under_it_keeping_the_key() -> None:
+    text = "L3:\n  npu:\n    a/x: []\nL4:\n  - a/named: {oncalls: [o], device: npu}\n"
+    edited = move_entry(text, "a/named", Level.L3)
+    assert edited == ("L3:\n  npu:\n    a/x: []\n    a/named: {oncalls: [o], device: npu}\nL4:\n")
 
 
 def test_promoting_to_a_new_device_adds_the_device_key() -> None:
@@ -59,7 +77,7 @@ def test_promoting_to_a_new_device_adds_the_device_key() -> None:
     assert changed_lines(ALLOWLIST, edited) == [
         "-  - org2/repo2                 # + results on the HUD",
         "+  npu:",
-        "+    org2/repo2: []  # + results on the HUD",
+        "+    org2/repo2: []                 # + results on the HUD",
     ]
 
 
@@ -72,7 +90,7 @@ def test_a_missing_level_is_added_in_level_order() -> None:
 def test_an_empty_flow_section_is_opened_and_multi_line_entries_move_whole() -> None:
     text = "L2: []\nL3:\n  xpu:\n    a/b:\n      oncalls: [x]\n      events: [nightly]\n"
     edited = move_entry(text, "a/b", Level.L2)
-    assert edited == "L2:\n  - a/b: {oncalls: [x], events: [nightly]}\nL3:\n  xpu:\n"
+    assert edited == "L2:\n  - a/b:\n      oncalls: [x]\n      events: [nightly]\nL3:\n  xpu:\n"
     assert parse_allowlist(edited).events_of("a/b") == frozenset({"nightly"})
 
 
@@ -84,7 +102,49 @@ def test_a_flow_style_target_is_left_to_people() -> None:
 
 def test_moving_to_l3_without_a_device_is_refused() -> None:
     with pytest.raises(AllowlistEditError, match="needs a device"):
-        move_entry(ALLOWLIST, "org4/critical", Level.L3)
+        move_entry(ALLOWLIST, "org2/repo2", Level.L3)
+
+
+PINNED = """\
+L3:
+  xpu:
+    org/pinned:   # the pins bind its tokens
+      oncalls: [a]   # primary
+      # the workflow that reports
+      workflow: "org/pinned/.github/workflows/crcr.yml@*"
+      repository_id: 42
+      ref: refs/heads/main
+L4:
+  - org/other
+"""
+
+
+def test_a_pinned_entry_moves_with_every_pin_and_comment() -> None:
+    """SPEC §10.2 invariant 3: nothing of the entry changes but its position."""
+    edited = move_entry(PINNED, "org/pinned", Level.L2)
+    assert edited == (
+        "L2:\n"
+        "  - org/pinned:   # the pins bind its tokens\n"
+        "      oncalls: [a]   # primary\n"
+        "      # the workflow that reports\n"
+        '      workflow: "org/pinned/.github/workflows/crcr.yml@*"\n'
+        "      repository_id: 42\n"
+        "      ref: refs/heads/main\n"
+        "L3:\n  xpu:\nL4:\n  - org/other\n"
+    )
+    before, after = parse_allowlist(PINNED), parse_allowlist(edited)
+    assert after.entry("org/pinned") == replace(
+        before.entry("org/pinned"), level=Level.L2, device=None
+    )
+
+
+@pytest.mark.parametrize("pin", ["repository_id: 42", "ref: refs/heads/main", "oncalls: [a]"])
+def test_the_check_refuses_an_edit_that_lost_anything_of_the_entry(pin: str) -> None:
+    """The re-parse compares whole entries: a dropped pin or oncall cannot pass."""
+    edited = move_entry(PINNED, "org/pinned", Level.L2)
+    lost = "".join(line for line in edited.splitlines(keepends=True) if pin not in line)
+    with pytest.raises(AllowlistEditError, match="expected"):
+        verify_move(PINNED, lost, "org/pinned", Level.L2, None)
 
 
 def test_an_entry_already_at_its_target_changes_nothing() -> None:

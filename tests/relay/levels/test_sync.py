@@ -102,7 +102,7 @@ async def test_a_demote_verdict_opens_one_pull_request_moving_only_that_entry(
         "    org/xpu-backend: [xpu-oncall, second]   # Intel\n", ""
     ).replace(
         "    # a candidate\n",
-        "    # a candidate\n  - org/xpu-backend: [xpu-oncall, second]  # Intel\n",
+        "    # a candidate\n  - org/xpu-backend: [xpu-oncall, second]   # Intel\n",
     )
     assert upstream.sandbox.file_text(UPSTREAM, PATH) == ALLOWLIST  # main untouched
     demotion = (await upstream.book.current())["org/xpu-backend"]

@@ -1,12 +1,13 @@
-"""`crcr levels …`: the level status on the command line (`status`; the relay adds `sync`).
+"""`crcr levels …`: the group, and the level status as a table.
 
-The group lives here, with the HUD, because `status` is the HUD's reading; other
-components add their commands to `levels_app` before `crcr.cli` registers it.
+The group lives here, with the HUD, because the status is the HUD's reading; the
+relay adds its commands (`status`, `sync`, `override`, in `crcr.cli.levels`) to
+`levels_app` before `crcr.cli` registers it: `status` needs the relay's allowlist and
+standings to tell the story the API tells (SPEC §10.2 invariant 4).
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
@@ -25,9 +26,11 @@ def status_table(status: dict[str, Any]) -> Any:
         table.add_column(heading)
     for repo in status["repos"]:
         verdict = "no data" if repo["noData"] else (repo["change"] or "keep")
-        if repo["demoted"] is not None:
-            verdict += f" (demoted since {repo['demoted']['since']})"
-        head = [repo["repo"], repo["level"], f"{verdict}, {repo['windowDays']} d"]
+        verdict += f", {repo['windowDays']} d" + "".join(standing_notes(repo))
+        level = repo["level"]
+        if repo.get("effectiveLevel", level) != level:
+            level += f" (treated as {repo['effectiveLevel']})"
+        head = [repo["repo"], level, verdict]
         if not repo["criteria"]:
             table.add_row(*head, "", "", "", "")
         for criterion in repo["criteria"]:
@@ -43,30 +46,24 @@ def status_table(status: dict[str, Any]) -> Any:
     return table
 
 
-@levels_app.command()
-def status(
-    as_json: bool = typer.Option(False, "--json", help="Print GET /api/crcr/level-status's JSON."),
-) -> None:
-    """Print every backend's verdict, read from the results store (CRCR_DATABASE_URL)."""
-    import asyncio
-
-    from rich.console import Console
-
-    from crcr.config.cli_settings import settings_or_exit
-    from crcr.hud.db import create_results_engine, migrate
-    from crcr.hud.levels.status import LevelStatusService
-
-    settings = settings_or_exit()
-    engine = create_results_engine(settings.hud_database_url)
-    try:
-        migrate(engine)
-        report = asyncio.run(LevelStatusService(engine, settings.level_criteria).status())
-    finally:
-        engine.dispose()
-    if as_json:
-        typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
-        return
-    Console().print(status_table(report))
+def standing_notes(repo: dict[str, Any]) -> list[str]:
+    """A backend's demotion, decline and override, one note each."""
+    notes = []
+    if repo.get("demoted") is not None:
+        demoted = repo["demoted"]
+        notes.append(f"\ndemoted since {demoted['since']}")
+        notes.append(f"\n  {demoted['pr_url']}" if demoted.get("pr_url") else "\n  PR not opened")
+    if repo.get("declined") is not None:
+        declined = repo["declined"]
+        by, at, until = declined["by"], declined["at"], declined["until"]
+        notes.append(f"\ndeclined by {by} at {at}, until {until}")
+    if repo.get("override") is not None:
+        override = repo["override"]
+        notes.append(
+            f"\noverride {override['level']} until {override['until']} by {override['by']}:"
+            f" {override['reason']}"
+        )
+    return notes
 
 
 def register(app: typer.Typer) -> None:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta
 
 from crcr.hud.levels.judge import CriterionResult
 from crcr.hud.levels.measure import LevelSpan
-from crcr.hud.levels.providers import Demotion
+from crcr.hud.levels.providers import Demotion, Episode, Standing
 from crcr.hud.levels.status import BackendLevel, LevelReport
 
 CRITERION_LABELS = {
@@ -68,6 +68,62 @@ class LevelRow:
     criteria: tuple[CriterionLine, ...]
     timeline: tuple[TimelineSegment, ...]
     demotion: Demotion | None
+    standing: Standing | None = None
+    episodes: tuple[EpisodeBar, ...] = ()
+
+
+EPISODE_LANES = ("level", "demotion", "decline", "override")
+"""The timeline's rows, top to bottom: one per kind of episode (SPEC §10.2)."""
+LANE_HEIGHT = 6
+
+
+@dataclass(frozen=True)
+class EpisodeBar:
+    """An episode on the level-history timeline, in percent of its width; `lane` its row."""
+
+    kind: str
+    detail: str
+    x: float
+    width: float
+    lane: int
+    start: datetime
+    end: datetime | None
+
+    @property
+    def y(self) -> int:
+        """Its top, in the timeline's units."""
+        return self.lane * LANE_HEIGHT
+
+
+def episode_bars(episodes: tuple[Episode, ...], now: datetime) -> tuple[EpisodeBar, ...]:
+    """Each episode between its start and its end (now while it lasts).
+
+    The axis runs from the first start (at least `TIMELINE_MIN` back) to now, or to the
+    latest planned end: a decline's snooze and an override end in the future.
+    """
+    if not episodes:
+        return ()
+    start = min(min(e.start for e in episodes), now - TIMELINE_MIN)
+    stop = max([now, *(e.end for e in episodes if e.end is not None)])
+    total = max((stop - start).total_seconds(), 1.0)
+    bars = []
+    for episode in sorted(episodes, key=lambda e: (EPISODE_LANES.index(e.kind), e.start)):
+        end = episode.end or now
+        width = max(0.5, 100 * (end - episode.start).total_seconds() / total)
+        x = min(100 * (episode.start - start).total_seconds() / total, 100 - width)
+        lane = EPISODE_LANES.index(episode.kind)
+        bars.append(
+            EpisodeBar(
+                episode.kind,
+                episode.detail,
+                round(x, 2),
+                round(width, 2),
+                lane,
+                episode.start,
+                episode.end,
+            )
+        )
+    return tuple(bars)
 
 
 def verdict_of(backend: BackendLevel) -> Verdict:
@@ -140,6 +196,8 @@ def level_rows(report: LevelReport) -> tuple[LevelRow, ...]:
             criteria=tuple(criterion_line(c) for c in backend.verdict.criteria),
             timeline=timeline(backend.history, report.generated_at),
             demotion=report.demotion_of(backend.repo),
+            standing=(standing := report.standing_of(backend.repo)),
+            episodes=episode_bars(standing.episodes if standing else (), report.generated_at),
         )
         for backend in backends
     )

@@ -121,6 +121,8 @@ def summary_lines(file: Path | str, allowlist: Allowlist) -> list[str]:
                 for device in allowlist.devices()
             )
             line += f" (devices: {devices})"
+        if level == Level.L4 and allowlist.repos_at(Level.L4):
+            line += f" (devices if demoted: {_l4_devices(allowlist)})"
         lines.append(line)
     if allowlist.buildkite_repos:
         lines.append(
@@ -128,6 +130,21 @@ def summary_lines(file: Path | str, allowlist: Allowlist) -> list[str]:
             " crcr maps Buildkite pipelines in CRCR_OIDC_ISSUERS"
         )
     return lines
+
+
+def _l4_devices(allowlist: Allowlist) -> str:
+    """Each L4 entry's device, and whether it is named or its repository's name.
+
+    SPEC §10.2: a demoted L4 backend is label-gated on `ciflow/crcr/<device>` and its
+    demotion pull request moves it under `L3: <device>:`.
+    """
+    parts = []
+    for entry in allowlist.entries:
+        if entry.level != Level.L4 or entry.device is None:
+            continue
+        derived = entry.device == entry.repo.split("/", 1)[1].lower()
+        parts.append(f"{entry.repo} → {entry.device}" + (" (its name)" if derived else ""))
+    return ", ".join(parts)
 
 
 def _repositories(count: int) -> str:

@@ -13,6 +13,12 @@ Oncalls may be a list, a comma-separated string, or (as the reference accepts) a
 report for the repo: `repository_id` (GitHub's numeric id, so a renamed or re-created
 repository does not inherit the level), `workflow` (a pattern the token's
 `job_workflow_ref` must match) and `ref` (a pattern its `ref` must match).
+
+An L4 entry has a device too (SPEC §10.2): named in the mapping (`device: npu`), or else
+the repository's name (`org4/critical` → `critical`). A temporarily demoted L4 backend
+is label-gated like L3 (`ciflow/crcr/<device>`), and its demotion pull request moves it
+under `L3: <device>:`; without a device it would be gated on a label no PR can carry.
+An L3 entry may repeat its device key in the mapping (a demoted L4 entry keeps its own).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from crcr.relay.allowlist.devices import entry_device
 from crcr.relay.allowlist.syntax import (
     LABEL_PREFIX,
     AllowlistError,
@@ -52,7 +59,7 @@ __all__ = [
 EVENTS = frozenset({"pull_request", "nightly"})
 
 _TOP_LEVEL_KEYS = ("L1", "L2", "L3", "L4", "buildkite_repos")
-_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref")
+_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref", "device")
 
 
 class Level(enum.IntEnum):
@@ -69,7 +76,11 @@ class Level(enum.IntEnum):
 
 @dataclass(frozen=True)
 class AllowlistEntry:
-    """One downstream repository as the allowlist names it (`repo` keeps its spelling)."""
+    """One downstream repository as the allowlist names it (`repo` keeps its spelling).
+
+    `device` is the L3 key the entry is under, or an L4 entry's device (named, or its
+    repository's name); None at L1 and L2.
+    """
 
     repo: str
     level: Level
@@ -130,10 +141,15 @@ class Allowlist:
 
     def devices(self) -> tuple[str, ...]:
         """Every L3 device, in file order."""
-        return tuple(dict.fromkeys(e.device for e in self.entries if e.device is not None))
+        return tuple(
+            dict.fromkeys(e.device for e in self.entries if e.device and e.level == Level.L3)
+        )
 
     def repos_for_device(self, device: str) -> tuple[str, ...]:
-        """The L3 repos a `ciflow/crcr/<device>` label opts in (label names ignore case)."""
+        """The repos a `ciflow/crcr/<device>` label opts in (label names ignore case).
+
+        L4 repos are among them: a temporarily demoted L4 backend is gated on its label.
+        """
         wanted = device.lower()
         return tuple(e.repo for e in self.entries if e.device == wanted)
 
@@ -262,7 +278,11 @@ class _Validator:
         repo = self.repo(level.name, where, raw_repo)
         oncalls, events = self.metadata(level.name, where, raw_oncalls)
         constraints = self.constraints(level.name, where, raw_oncalls)
+        named = raw_oncalls.get("device") if isinstance(raw_oncalls, dict) else None
         if repo is not None:
+            device, trouble = entry_device(level, repo, device, named)
+            if trouble is not None:
+                self.problem(level.name, where, trouble)
             self.entries.append(AllowlistEntry(repo, level, device, oncalls, events, constraints))
 
     def repo(self, level: str, where: tuple[int | str, ...], raw: object) -> str | None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 _RELATIVE = re.compile(r"^(\d+(?:\.\d+)?)\s*([smhd])$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-KINDS = ("callback", "dispatch", "check_run")
+KINDS = ("callback", "dispatch", "check_run", "level")
 
 
 def register(app: typer.Typer) -> None:

@@ -21,7 +21,7 @@ from crcr.oidc.claims import TokenRejected, VerifiedIdentity, bearer_token, pars
 UNAUTHENTICATED = "(unauthenticated)"
 """The bucket of callbacks whose token could not be verified."""
 
-CALLBACK, DISPATCH, CHECK_RUN = "callback", "dispatch", "check_run"
+CALLBACK, DISPATCH, CHECK_RUN, LEVEL = "callback", "dispatch", "check_run", "level"
 ACCEPTED, DUPLICATE, REFUSED = "accepted", "duplicate", "refused"
 
 _REPO = re.compile(r"^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$")
@@ -127,6 +127,23 @@ def check_run_entry(repo: str, job_key: str, check_name: str, check_run_id: Any)
         "job_key": job_key,
         "check_name": check_name,
         "check_run_id": check_run_id,
+    }
+
+
+def level_entry(repo: str, decision: str, reason: str, by: str | None) -> dict[str, Any]:
+    """The audit entry of a level decision (SPEC §10.2): `declined`, `override set`, …
+
+    `reason` says what it means (until when, to which level, why); `by` is who did it
+    (the GitHub login that closed the pull request, the operator that set an override).
+    """
+    return {
+        "bucket": repo.lower(),
+        "repo": repo,
+        "kind": LEVEL,
+        "at": time.time(),
+        "decision": decision,
+        "reason": reason,
+        "subject": by,
     }
 
 

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from crcr.config.settings import Settings
 from crcr.github.errors import GitHubError
+from crcr.hud.levels.providers import Standing
+from crcr.hud.levels.status import LevelStatusService
 from crcr.relay.allowlist.model import Allowlist, AllowlistEntry, Level
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.audit.entries import CALLBACK, CHECK_RUN, DISPATCH, REFUSED, UNAUTHENTICATED
@@ -50,16 +53,20 @@ class Subject:
     app: AppLookups | None
     app_problem: str | None = None
     web_url: str = "https://github.com"
+    # The level status as `crcr serve` composes it (SPEC §10.2: one source).
+    levels: Callable[[], AbstractAsyncContextManager[LevelStatusService]] | None = None
 
 
 async def diagnose(subject: Subject) -> list[Check]:
     """Every check, in SPEC §12's order."""
     entry, allowlist_check = await _allowlist(subject)
+    level_check = await _level(subject, entry)
     installed = await _installed(subject)
     trail = await _trail(subject)
     callback_check, issuer_check = _callback_and_issuer(subject, trail)
     return [
         allowlist_check,
+        level_check,
         installed,
         _last_dispatch(subject, trail),
         callback_check,
@@ -85,6 +92,53 @@ async def _allowlist(subject: Subject) -> tuple[AllowlistEntry | None, Check]:
         extra += f", oncalls {', '.join(entry.oncalls)}"
     answer = f"{entry.level} as {entry.repo}{extra} (from {subject.allowlist_source})"
     return entry, Check(name, True, answer)
+
+
+async def _level(subject: Subject, entry: AllowlistEntry | None) -> Check:
+    """The level new jobs are treated at, and why: demotion, decline, override (§10.2)."""
+    name = "level"
+    if entry is None:
+        return Check(name, True, "not allowlisted")
+    answer = str(entry.level)
+    if entry.level == Level.L4 and entry.device:
+        answer += f", device {entry.device} (its label ciflow/crcr/{entry.device} if demoted)"
+    if subject.levels is None:
+        return Check(name, True, answer)
+    async with subject.levels() as service:
+        standing = await service.standing(entry.repo)
+    if standing is None:
+        return Check(name, True, answer)
+    return standing_check(subject, answer, standing)
+
+
+def standing_check(subject: Subject, answer: str, standing: Standing) -> Check:
+    """The level line from the backend's standing; a demotion never proposed fails it."""
+    name = "level"
+    if standing.lowered:
+        answer += f"; new jobs treated as {standing.treated_as}"
+    if standing.override is not None:
+        override = standing.override
+        answer += (
+            f"; override to {override.level} until {override.until:%Y-%m-%d %H:%MZ}"
+            f" by {override.by}: {override.reason}"
+        )
+    if standing.declined is not None:
+        declined = standing.declined
+        answer += (
+            f"; demotion declined by {declined.by}, none until {declined.until:%Y-%m-%d %H:%MZ}"
+        )
+    demotion = standing.demotion
+    if demotion is None:
+        return Check(name, True, answer)
+    answer += f"; temporarily demoted since {demotion.since:%Y-%m-%d %H:%MZ}"
+    if demotion.pr_url:
+        return Check(name, True, f"{answer}, pull request {demotion.pr_url}")
+    # A demotion whose pull request never opens is stuck: people are never asked.
+    interval = subject.settings.levels_sync_interval or 3600
+    if datetime.now(UTC) - demotion.since < timedelta(seconds=2 * interval):
+        return Check(name, True, f"{answer}, pull request not opened yet")
+    step = "run `crcr levels sync`: it says why the pull request was not opened"
+    return Check(name, False, f"{answer}, pull request still not opened", step)
 
 
 async def _installed(subject: Subject) -> Check:

@@ -72,6 +72,7 @@ async def run_doctor(settings: Settings, repo: str) -> list[Check]:
     from crcr.relay.allowlist.source import AllowlistSource
     from crcr.relay.doctor.checks import Subject, diagnose
     from crcr.relay.doctor.github_app import AppLookups
+    from crcr.relay.levels.wiring import level_status_service
     from crcr.stores.factory import open_state_store
     from crcr.web.web_urls import github_web_url
 
@@ -97,6 +98,7 @@ async def run_doctor(settings: Settings, repo: str) -> list[Check]:
                 app=app,
                 app_problem=problem,
                 web_url=github_web_url(settings.github_api_url),
+                levels=lambda: level_status_service(settings, store, source.get),
             )
             return await diagnose(subject)
         finally:

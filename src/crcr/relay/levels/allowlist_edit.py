@@ -2,10 +2,15 @@
 
 A pull request that rewrote the whole file through a YAML dumper would lose every
 comment and reorder keys, and reviewers would have to read all of it. So the entry's
-lines are cut out and one rendered line (two under a new L3 device) is put in at the
-end of the target level's block; every other byte stays as it was. The result is
-parsed with the real allowlist parser and compared with the original before anyone
-commits it: the entry at its new level with its oncalls, everything else unchanged.
+lines are cut out and put back, as written, at the end of the target level's block
+(under its device for L3), re-indented and with a list dash added or taken away: its
+oncalls, events, pins (`repository_id`, `workflow`, `ref`) and comments move with it
+byte for byte, and every other byte stays as it was. Rendering the entry afresh from
+the parsed model once dropped the pins that bind a backend's tokens (issue 29), so
+nothing is rendered. The result is parsed with the real allowlist parser and compared
+with the original before anyone commits it: the *whole* entry (pins, oncalls, events)
+is the same but for its level and device, and every other entry is unchanged
+(SPEC §10.2 invariant 3).
 
 Block-style sections (the shape PyTorch's file and `crcr allowlist check`'s examples
 use) are edited; a target level written in flow style (`L2: [a/b, c/d]`) is refused
@@ -15,11 +20,14 @@ with a message, for a person to edit.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from crcr.relay.allowlist.model import EVENTS, AllowlistEntry, Level, parse_allowlist
+from crcr.relay.allowlist.model import AllowlistEntry, AllowlistError, Level, parse_allowlist
 
 _HEADER = re.compile(r"^(L[1-4])\s*:(.*)$")
+# A list item without a value: the repo (maybe quoted), then only a comment or nothing.
+_BARE = re.compile(r"^(?P<repo>(['\"]?)[^'\":#\s]+\2)(?=\s*(#|$))")
 _INDENT = 2
 
 
@@ -36,11 +44,17 @@ class _Section:
 
 
 def move_entry(text: str, repo: str, to_level: Level, device: str | None = None) -> str:
-    """The allowlist text with `repo` moved to `to_level` (under `device` for L3)."""
+    """The allowlist text with `repo` moved to `to_level` (under `device` for L3).
+
+    An L4 entry moving to L3 goes under its own device (SPEC §10.2) unless `device`
+    names another.
+    """
     before = parse_allowlist(text)
     entry = before.entry(repo)
     if entry is None:
         raise AllowlistEditError(f"{repo} is not in the allowlist")
+    if to_level == Level.L3 and not device and entry.level == Level.L4:
+        device = entry.device
     if to_level == Level.L3 and not device:
         raise AllowlistEditError(f"moving {entry.repo} to L3 needs a device for its label")
     if entry.level == to_level and (to_level != Level.L3 or entry.device == device):
@@ -48,34 +62,76 @@ def move_entry(text: str, repo: str, to_level: Level, device: str | None = None)
     lines = text.splitlines(keepends=True)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
-    start, stop = _entry_span(lines, entry)
-    comment = _trailing_comment(lines[start])
+    start, stop, column = _entry_span(lines, entry)
+    moved = _Moved(lines[start][column:], lines[start + 1 : stop], column)
     lines[start:stop] = []
     if to_level == Level.L3:
         assert device is not None
-        _insert_under_device(lines, device, _render_mapping(entry, comment))
+        _insert_under_device(lines, device, moved.as_mapping)
     else:
-        _insert_list_item(lines, to_level, _render_item(entry, comment))
+        _insert_list_item(lines, to_level, moved.as_list_item)
     result = "".join(lines)
     verify_move(text, result, entry.repo, to_level, device)
     return result
 
 
 def verify_move(original: str, edited: str, repo: str, to_level: Level, device: str | None) -> None:
-    """Parse both texts; raise unless only `repo`'s level (and device) changed."""
-    before, after = parse_allowlist(original), parse_allowlist(edited)
+    """Parse both texts; raise unless only `repo`'s position (level, device) changed.
+
+    Whole entries are compared — pins, oncalls and events included — so an edit that
+    loses anything of the entry cannot pass.
+    """
+    try:
+        before, after = parse_allowlist(original), parse_allowlist(edited)
+    except AllowlistError as exc:
+        raise AllowlistEditError(f"the edited allowlist does not parse: {exc}") from None
     old, new = before.entry(repo), after.entry(repo)
     if old is None or new is None:
         raise AllowlistEditError(f"{repo} went missing from the edited allowlist")
-    expected = AllowlistEntry(
-        old.repo, to_level, device if to_level == Level.L3 else None, old.oncalls, old.events
-    )
+    expected = replace(old, level=to_level, device=_device_at(old, to_level, device))
     if new != expected:
         raise AllowlistEditError(f"the edited entry reads {new}, expected {expected}")
     others_before = {e.repo.lower(): e for e in before.entries if e.repo.lower() != repo.lower()}
     others_after = {e.repo.lower(): e for e in after.entries if e.repo.lower() != repo.lower()}
     if others_before != others_after or before.buildkite_repos != after.buildkite_repos:
         raise AllowlistEditError("the edit changed other entries of the allowlist")
+
+
+def _device_at(old: AllowlistEntry, to_level: Level, device: str | None) -> str | None:
+    """The device the moved entry must have at `to_level`."""
+    if to_level == Level.L3:
+        return device
+    if to_level == Level.L4:
+        return old.device
+    return None
+
+
+@dataclass(frozen=True)
+class _Moved:
+    """An entry's text as written: its first line from the repo on, the lines under it."""
+
+    head: str  # `org/repo: [a, b]  # comment\n`, `"org/repo":\n` or `org/repo  # c\n`
+    body: list[str]
+    column: int  # where the repo started in the original line
+
+    def _shifted(self, column: int) -> list[str]:
+        delta = column - self.column
+        return [
+            " " * (_indent(line) + delta) + line.lstrip(" ") if _is_content(line) else line
+            for line in self.body
+        ]
+
+    def as_list_item(self, indent: int) -> list[str]:
+        """`- org/repo…` at `indent`, what was under it kept under it."""
+        return [" " * indent + "- " + self.head, *self._shifted(indent + 2)]
+
+    def as_mapping(self, indent: int) -> list[str]:
+        """`org/repo: …` at `indent`; a bare `- org/repo` item becomes `org/repo: []`."""
+        head = self.head
+        match = _BARE.match(head)
+        if match is not None:  # a plain scalar cannot stand as a mapping entry
+            head = match.group("repo") + ": []" + head[match.end("repo") :]
+        return [" " * indent + head, *self._shifted(indent)]
 
 
 # --- finding things ---------------------------------------------------------------------
@@ -111,7 +167,8 @@ def _repo_line(repo: str) -> re.Pattern[str]:
     )
 
 
-def _entry_span(lines: list[str], entry: AllowlistEntry) -> tuple[int, int]:
+def _entry_span(lines: list[str], entry: AllowlistEntry) -> tuple[int, int, int]:
+    """The entry's first line, the line after its last, and the column its repo starts."""
     section = _sections(lines).get(entry.level.name)
     if section is None:
         raise AllowlistEditError(f"{entry.level} is not a block section of the file")
@@ -120,37 +177,15 @@ def _entry_span(lines: list[str], entry: AllowlistEntry) -> tuple[int, int]:
         match = pattern.match(lines[index])
         if match is None:
             continue
-        column = match.start("repo")
+        column = match.start("q")
         stop = index + 1
         for position in range(index + 1, section.end):
             if _is_content(lines[position]) and _indent(lines[position]) <= column:
                 break
             if _is_content(lines[position]):
                 stop = position + 1
-        return index, stop
+        return index, stop, column
     raise AllowlistEditError(f"{entry.repo} is not written as a block entry under {entry.level}")
-
-
-def _trailing_comment(line: str) -> str:
-    code, hash_mark, comment = line.rstrip("\n").partition(" #")
-    return f"  #{comment}" if hash_mark and "'" not in code and '"' not in code else ""
-
-
-# --- rendering --------------------------------------------------------------------------
-def _value(entry: AllowlistEntry) -> str:
-    oncalls = "[" + ", ".join(entry.oncalls) + "]"
-    if entry.events != EVENTS:
-        return f"{{oncalls: {oncalls}, events: [{', '.join(sorted(entry.events))}]}}"
-    return oncalls if entry.oncalls else ""
-
-
-def _render_item(entry: AllowlistEntry, comment: str) -> str:
-    value = _value(entry)
-    return f"- {entry.repo}" + (f": {value}" if value else "") + comment + "\n"
-
-
-def _render_mapping(entry: AllowlistEntry, comment: str) -> str:
-    return f"{entry.repo}: {_value(entry) or '[]'}{comment}\n"
 
 
 # --- inserting --------------------------------------------------------------------------
@@ -173,22 +208,26 @@ def _new_section(lines: list[str], level: Level, body: list[str]) -> None:
     lines[at:at] = [f"{level}:\n", *body]
 
 
-def _insert_list_item(lines: list[str], level: Level, item: str) -> None:
+Render = Callable[[int], list[str]]
+"""The moved entry's lines, given the indentation they start at."""
+
+
+def _insert_list_item(lines: list[str], level: Level, render: Render) -> None:
     section = _sections(lines).get(level.name)
     if section is None:
-        _new_section(lines, level, [" " * _INDENT + item])
+        _new_section(lines, level, render(_INDENT))
         return
     _open_header(lines, section, "[]")
     block = lines[section.header + 1 : section.end]
     items = [_indent(line) for line in block if line.lstrip().startswith("- ")]
     indent = items[0] if items else _INDENT
-    lines.insert(section.end, " " * indent + item)
+    lines[section.end : section.end] = render(indent)
 
 
-def _insert_under_device(lines: list[str], device: str, mapping: str) -> None:
+def _insert_under_device(lines: list[str], device: str, render: Render) -> None:
     section = _sections(lines).get("L3")
     if section is None:
-        _new_section(lines, Level.L3, [f"{' ' * _INDENT}{device}:\n", " " * 2 * _INDENT + mapping])
+        _new_section(lines, Level.L3, [f"{' ' * _INDENT}{device}:\n", *render(2 * _INDENT)])
         return
     _open_header(lines, section, "{}")
     device_line = re.compile(rf"^(?P<indent> +)(?P<q>['\"]?){re.escape(device)}(?P=q)\s*:")
@@ -210,11 +249,11 @@ def _insert_under_device(lines: list[str], device: str, mapping: str) -> None:
                 stop = position + 1
                 indents.append(_indent(lines[position]))
         indent = indents[0] if indents else own + _INDENT
-        lines.insert(stop, " " * indent + mapping)
+        lines[stop:stop] = render(indent)
         return
     block = lines[section.header + 1 : section.end]
     devices = [
         _indent(line) for line in block if _is_content(line) and not line.strip().startswith("#")
     ]
     own = min(devices) if devices else _INDENT
-    lines[section.end : section.end] = [f"{' ' * own}{device}:\n", " " * (own + _INDENT) + mapping]
+    lines[section.end : section.end] = [f"{' ' * own}{device}:\n", *render(own + _INDENT)]

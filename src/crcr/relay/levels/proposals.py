@@ -42,6 +42,7 @@ class Proposal:
     to_level: Level
     oncalls: tuple[str, ...]
     status: BackendStatus
+    device: str | None = None  # the L3 device it moves under (its label)
 
     @property
     def demotion(self) -> bool:
@@ -84,6 +85,11 @@ class Proposal:
                 f"`{self.repo}` has met every promotion criterion over the last "
                 f"{status.window_days} days. Merging this pull request moves it to "
                 f"{self.to_level}."
+            )
+        if self.to_level == Level.L3 and self.device:
+            intro += (
+                f" At L3 it is under the device `{self.device}`: its check runs come to pull"
+                f" requests labelled `ciflow/crcr/{self.device}`, and do not block."
             )
         lines = [intro, "", *criteria_table(status.criteria), ""]
         if self.oncalls:

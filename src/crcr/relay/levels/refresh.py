@@ -64,3 +64,5 @@ def _log_report(report: SyncReport) -> None:
         log.info("levels sync closed the pull request for %s", repo)
     for reason in report.skipped:
         log.warning("levels sync skipped %s", reason)
+    for repo in report.snoozed:  # a person declined it: nothing is wrong
+        log.info("levels sync proposes no demotion of %s: declined", repo)

@@ -36,6 +36,7 @@ class SyncReport:
     unchanged: list[str] = field(default_factory=list)
     closed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    snoozed: list[str] = field(default_factory=list)  # declined: no pull request until…
 
     @property
     def changed(self) -> bool:
@@ -63,10 +64,13 @@ def proposals_for(
             to_level = Level.L3
         else:
             continue
-        if to_level == Level.L3 and not device:
+        # A demoted L4 entry goes under its own device (SPEC §10.2); a promoted L2 one
+        # under the device the operator names.
+        target = entry.device if entry.level == Level.L4 else device
+        if to_level == Level.L3 and not target:
             report.skipped.append(f"{entry.repo}: moving it to L3 needs a device (--device)")
             continue
-        proposal = Proposal(entry.repo, entry.level, to_level, entry.oncalls, status)
+        proposal = Proposal(entry.repo, entry.level, to_level, entry.oncalls, status, target)
         wanted[proposal.branch] = proposal
     return wanted
 
@@ -94,6 +98,13 @@ class LevelSync:
         wanted = proposals_for(
             statuses, allowlist, promotions=promotions, device=device, report=report
         )
+        if self._book is not None:  # a declined demotion is not proposed again (SPEC §10.2)
+            governance, now = await self._book.governance(), self._book.now()
+            for branch, proposal in list(wanted.items()):
+                decline = governance.declined(proposal.repo, now)
+                if proposal.demotion and decline is not None:
+                    report.snoozed.append(f"{proposal.repo} until {decline.until.isoformat()}")
+                    del wanted[branch]
         open_pulls = {
             pull["head"]["ref"]: pull
             for pull in await self._pulls.open_pulls()
@@ -104,7 +115,7 @@ class LevelSync:
         base = await self._pulls.read_file(self._location.path, self._location.ref)
         for branch, proposal in wanted.items():
             try:
-                edited = move_entry(base.text, proposal.repo, proposal.to_level, device)
+                edited = move_entry(base.text, proposal.repo, proposal.to_level, proposal.device)
             except AllowlistEditError as exc:
                 report.skipped.append(f"{proposal.repo}: {exc}")
                 continue

@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 
 import httpx
+from anyio import to_thread
 
 from crcr.config.settings import Settings
 from crcr.github.client import GitHubClient
 from crcr.github.pull_requests import PullRequests
+from crcr.hud.db import create_results_engine, migrate
+from crcr.hud.levels.status import LevelStatusService
 from crcr.relay.allowlist.location import AllowlistLocation, GitHubBlobLocation
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.levels.book import DemotionBook
+from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.levels.book import DemotionBook, LevelRecords
+from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.refresh import LevelRefresh
+from crcr.relay.levels.standings import AllowlistReader, StandingsForHud, allowlist_levels
 from crcr.relay.levels.status import LevelStatusSource, http_level_status, level_status_url
 from crcr.relay.levels.sync import LevelSync
 from crcr.stores.roles import Idempotency
@@ -57,3 +64,38 @@ def level_refresh(
         sync=sync,
         sync_interval=settings.levels_sync_interval,
     )
+
+
+def level_governance(
+    settings: Settings, book: DemotionBook, audit: AuditTrail | None, location: AllowlistLocation
+) -> LevelGovernance:
+    """Declines and overrides; declines are seen only when the allowlist lives on GitHub."""
+    return LevelGovernance(
+        book,
+        snooze_seconds=settings.demotion_snooze,
+        audit=None if audit is None else audit.record,
+        allowlist_repo=location.repo if isinstance(location, GitHubBlobLocation) else None,
+    )
+
+
+@asynccontextmanager
+async def level_status_service(
+    settings: Settings, store: LevelRecords, allowlist: AllowlistReader
+) -> AsyncIterator[LevelStatusService]:
+    """The level status as `crcr serve` composes it, for a command that runs alone.
+
+    The same lookups as the in-process HUD's (`crcr.runtime`): the allowlist's levels
+    and the relay's standings, so `crcr levels status` and `crcr doctor` tell the story
+    the API and the pages tell (SPEC §10.2 invariant 4).
+    """
+    engine = create_results_engine(settings.hud_database_url)
+    try:
+        await to_thread.run_sync(migrate, engine)
+        yield LevelStatusService(
+            engine,
+            settings.level_criteria,
+            level_lookup=allowlist_levels(allowlist),
+            governance_lookup=StandingsForHud(DemotionBook(store), allowlist),
+        )
+    finally:
+        await to_thread.run_sync(engine.dispose)

@@ -64,6 +64,9 @@ class WebhookDeps:
     # SPEC §12 (crcr.relay.allowlist.revocation): a push changing the allowlist moves its
     # stamp, before this push's own fan-out, which then already uses the new allowlist.
     allowlist_pushed: Callable[[Mapping[str, Any]], Awaitable[bool]] | None = None
+    # SPEC §10.2 (crcr.relay.levels.governance): a demotion pull request closed unmerged
+    # declines the demotion, whatever the event routes to afterwards.
+    pull_request_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -128,6 +131,8 @@ async def _handle(
 
     if event == "push" and deps.allowlist_pushed is not None:
         await deps.allowlist_pushed(payload)
+    if event == "pull_request" and deps.pull_request_seen is not None:
+        await deps.pull_request_seen(payload)
     decision = route_event(
         event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
     )

@@ -7,6 +7,7 @@ from crcr.stores.redis.caches import RedisCaches
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.demotions import RedisDemotions
 from crcr.stores.redis.dispatches import RedisDispatches
+from crcr.stores.redis.governance import RedisGovernance
 from crcr.stores.redis.jobs import RedisJobs
 from crcr.stores.redis.lease_claims import RedisLeaseClaims
 from crcr.stores.redis.lock import RedisLock
@@ -25,6 +26,7 @@ class RedisStateStore(
     RedisLock,
     RedisLeaseClaims,
     RedisDemotions,
+    RedisGovernance,
     RedisAudit,
     RedisSchema,
 ):

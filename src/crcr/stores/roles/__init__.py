@@ -13,6 +13,7 @@ from crcr.stores.roles.caches import Caches, Flags, JobSummaries
 from crcr.stores.roles.deadlines import Deadlines
 from crcr.stores.roles.demotions import Demotions
 from crcr.stores.roles.dispatches import Dispatches, Idempotency
+from crcr.stores.roles.governance import GovernanceRecords
 from crcr.stores.roles.jobs import JobStates
 from crcr.stores.roles.lease_claims import LeaseClaims
 from crcr.stores.roles.lifecycle import Lifecycle
@@ -28,6 +29,7 @@ __all__ = [
     "Demotions",
     "Dispatches",
     "Flags",
+    "GovernanceRecords",
     "Idempotency",
     "JobStates",
     "JobSummaries",

@@ -7,6 +7,7 @@ from crcr.stores.sqlite.caches import SqliteCaches
 from crcr.stores.sqlite.deadlines import SqliteDeadlines
 from crcr.stores.sqlite.demotions import SqliteDemotions
 from crcr.stores.sqlite.dispatches import SqliteDispatches
+from crcr.stores.sqlite.governance import SqliteGovernance
 from crcr.stores.sqlite.jobs import SqliteJobs
 from crcr.stores.sqlite.lease_claims import SqliteLeaseClaims
 from crcr.stores.sqlite.lock import SqliteLock
@@ -24,6 +25,7 @@ class SqliteStateStore(
     SqliteLock,
     SqliteLeaseClaims,
     SqliteDemotions,
+    SqliteGovernance,
     SqliteAudit,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
