@@ -58,7 +58,7 @@ async def test_the_limit_admits_exactly_n_then_answers_429_with_retry_after(
 
 
 async def test_refused_requests_do_not_extend_the_lockout(relay: Relay) -> None:
-    window = 0.6
+    window = 2.0  # the two accepted posts must land inside it, on a loaded machine too
     limit(relay, 2, window)
     await relay.dispatch("d-1")
     token = relay.token()
