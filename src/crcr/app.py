@@ -147,11 +147,13 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
 
 def create_app_from_environment() -> FastAPI:
     """Factory for uvicorn (`crcr serve`, each worker): settings and logs from the environment."""
+    from crcr.config.cli_settings import check_drivers
     from crcr.config.logging_setup import configure_logging
     from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format, access_log=settings.access_log)
+    check_drivers(settings)
     missing = settings.missing_for_serving()
     if missing:
         # As `crcr serve` refuses: uvicorn may import this factory without the CLI.

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import typer
 
-from crcr.config.cli_settings import settings_or_exit
+from crcr.config.cli_settings import check_drivers, settings_or_exit
 from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 app = typer.Typer(
@@ -26,6 +26,7 @@ def version_text() -> str:
 
     try:
         settings = load_settings()
+        check_drivers(settings)
     except SettingsError as exc:
         typer.echo(f"crcr: stored data not read: {exc}", err=True)
         return describe_versions()
