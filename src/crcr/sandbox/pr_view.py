@@ -88,6 +88,21 @@ def render_pull(github: SandboxGitHub, full_name: str, number: int) -> HTMLRespo
     return _page(title, body)
 
 
+def remember_pull_request(github: SandboxGitHub, payload: dict[str, Any]) -> None:
+    """Record the PR a `pull_request` webhook (sent from outside the sandbox) describes,
+    so its page shows it; other payloads change nothing."""
+    pull = payload.get("pull_request")
+    if not isinstance(pull, dict) or payload.get("action") == "closed":
+        return
+    github.record_pull_head(
+        pull["base"]["repo"]["full_name"],
+        pull["number"],
+        head_sha=pull["head"]["sha"],
+        labels=tuple(label["name"] for label in pull.get("labels", ())),
+        title=pull.get("title", ""),
+    )
+
+
 def pr_view_routes(github: SandboxGitHub) -> list[BaseRoute]:
     """`GET /web/OWNER/REPO/pull/N` (HEAD too: Starlette adds it to GET routes)."""
 
