@@ -150,7 +150,7 @@ def webhook(
     except WebhookKindError as exc:
         raise _fail(str(exc)) from None
     if built.event == "pull_request":
-        _tell_sandbox(sandbox, repo, number, built.head_sha, label)
+        _tell_sandbox(sandbox, built.payload["pull_request"], label)
     delivery = WebhookDelivery.build(built.event, built.payload, secret)
     url = f"{relay_url.rstrip('/')}/github/webhook"
     try:
@@ -183,14 +183,15 @@ def _pull_head(sandbox: str, repo: str, number: int) -> str:
     return head
 
 
-def _tell_sandbox(sandbox: str, repo: str, number: int, head_sha: str, label: str | None) -> None:
+def _tell_sandbox(sandbox: str, pull: dict[str, Any], label: str | None) -> None:
     """Record the PR in the sandbox, so that its page shows it; optional, hence a note."""
     import httpx
 
     body = {
-        "repository": repo,
-        "number": number,
-        "head_sha": head_sha,
+        "repository": pull["base"]["repo"]["full_name"],
+        "number": pull["number"],
+        "head_sha": pull["head"]["sha"],
+        "title": pull["title"],
         "labels": [label] if label else [],
     }
     try:
