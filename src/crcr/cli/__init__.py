@@ -8,6 +8,7 @@ from collections.abc import Callable
 import typer
 
 from crcr.config.cli_settings import check_drivers, settings_or_exit
+from crcr.cli.settings_help import serve_help
 from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 app = typer.Typer(
@@ -80,7 +81,7 @@ def _root(
     configure_logging(log_level, log_format)
 
 
-@app.command()
+@app.command(help=serve_help())
 def serve(
     host: str = typer.Option("127.0.0.1", envvar="CRCR_HOST", help="Interface to bind."),
     port: int = typer.Option(8000, envvar="CRCR_PORT", help="TCP port to listen on."),
@@ -91,7 +92,6 @@ def serve(
         help="Log every request (about a tenth of the CPU of a callback).",
     ),
 ) -> None:
-    """Run the relay and the HUD (settings from CRCR_* variables)."""
     import uvicorn
 
     from crcr.config.logging_setup import uvicorn_log_config
