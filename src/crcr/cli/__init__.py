@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import typer
 
-from crcr.config.cli_settings import check_drivers, settings_or_exit
 from crcr.cli.settings_help import serve_help
+from crcr.config.cli_settings import check_drivers, settings_or_exit
 from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
 
 app = typer.Typer(
