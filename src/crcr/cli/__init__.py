@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Callable
 
@@ -9,7 +11,13 @@ import typer
 
 from crcr.cli.settings_help import serve_help
 from crcr.config.cli_settings import check_drivers, settings_or_exit
-from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
+from crcr.config.logging_setup import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    configure_logging,
+    requested_format,
+    route_stderr_as_json,
+)
 
 app = typer.Typer(
     name="crcr",
@@ -124,9 +132,33 @@ def serve(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    In JSON log mode (asked for: `--log-format json` or `CRCR_LOG_FORMAT=json`) every
+    line on stderr is JSON, a command's own errors and an
+    unexpected exception included (`JsonStderr`); `NO_COLOR` turns off the escape codes
+    of typer's help and error panels as well as of crcr's tables.
+    """
     _register_component_commands()
-    app(prog_name="crcr")
+    if os.environ.get("NO_COLOR"):
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None
+    if requested_format(sys.argv[1:], os.environ) != "json":
+        app(prog_name="crcr")
+        return
+    import typer.core
+
+    typer.core.HAS_RICH = False  # click's plain usage errors: one line, not a framed panel
+    stderr = route_stderr_as_json()
+    try:
+        app(prog_name="crcr", standalone_mode=True)
+    except Exception:
+        # Not a traceback over many lines: one JSON line carrying it.
+        logging.getLogger("crcr.cli").critical("crcr: unexpected error", exc_info=True)
+        raise SystemExit(1) from None
+    finally:
+        stderr.close_line()
 
 
 def _register_component_commands() -> None:

@@ -1,4 +1,5 @@
-"""Settings for a command: loaded, or one line naming the problem and exit 2.
+"""Settings for a command: loaded, or one line naming the problem and exit 2; and the
+console a command prints its tables on.
 
 Its own module so that every component's commands can use it without importing the
 root command line (`crcr.cli`), which imports them to register their commands.
@@ -6,11 +7,20 @@ root command line (`crcr.cli`), which imports them to register their commands.
 
 from __future__ import annotations
 
+import os
+import sys
 from importlib.util import find_spec
+from typing import TYPE_CHECKING, TextIO
 
 import typer
 
 from crcr.config.settings import Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+PIPE_WIDTH = 10_000
+"""Columns a table may take when printed into a pipe: as many as its content needs."""
 
 POSTGRES_SCHEMES = ("postgresql:", "postgresql+psycopg:", "postgres:")
 POSTGRES_DRIVER_MISSING = (
@@ -40,3 +50,25 @@ def settings_or_exit(**overrides: object) -> Settings:
         typer.echo(f"crcr: {exc}", err=True)
         raise typer.Exit(2) from None
     return settings
+
+
+def output_console(file: TextIO | None = None) -> Console:
+    """The rich console a command prints a table on (`crcr audit`, `crcr levels status`).
+
+    `NO_COLOR` (no-color.org) means no escape codes at all: rich drops only the colours
+    for it and keeps bold and dim, so the colour system is switched off instead. Into a
+    pipe rich assumes 80 columns and cuts every cell of a wide table to a few
+    characters; a pipe has no width, so there each row takes the columns its content
+    needs (`COLUMNS` still wins when set).
+    """
+    from rich.console import Console
+
+    stream = file if file is not None else sys.stdout
+    no_color = bool(os.environ.get("NO_COLOR"))
+    piped = not stream.isatty() and "COLUMNS" not in os.environ
+    return Console(
+        file=stream,
+        color_system=None if no_color else "auto",
+        width=PIPE_WIDTH if piped else None,
+        soft_wrap=False,
+    )

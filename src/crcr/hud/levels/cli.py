@@ -50,9 +50,7 @@ def status(
     """Print every backend's verdict, read from the results store (CRCR_DATABASE_URL)."""
     import asyncio
 
-    from rich.console import Console
-
-    from crcr.config.cli_settings import settings_or_exit
+    from crcr.config.cli_settings import output_console, settings_or_exit
     from crcr.hud.db import create_results_engine, migrate
     from crcr.hud.levels.status import LevelStatusService
 
@@ -66,7 +64,7 @@ def status(
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
-    Console().print(status_table(report))
+    output_console().print(status_table(report))
 
 
 def register(app: typer.Typer) -> None:
