@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test lint typecheck pytest audit floors constraints demo bench clean
+.PHONY: install test lint typecheck pytest audit floors constraints demo bench dist clean
 
 # Two stages, so that `make demo` waits for the runtime alone (~20 packages) and not for
 # the dev toolchain (~100 more: playwright, mypy, schemathesis…), which only `make test`
@@ -91,8 +91,15 @@ constraints: install
 demo: $(RUNTIME)
 	$(BIN)/crcr demo
 
+# A wheel in dist/, for `pip install dist/crcr-*.whl` where no index serves
+# crcr (the operator guide's installs).
+dist: $(RUNTIME)
+	rm -rf dist
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/*.whl
+
 bench: install
 	$(BIN)/python -m bench.state_transition
 
 clean:
-	rm -rf $(VENV) $(FLOORS_VENV) node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FLOORS_VENV) node_modules dist .mypy_cache .pytest_cache .ruff_cache
