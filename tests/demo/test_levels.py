@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from crcr.cli.levels import sync_levels
-from crcr.demo.backends import DEGRADING_BACKEND, DEMO_UPSTREAM
+from crcr.demo.backends import DEGRADING_BACKEND
 from crcr.demo.options import DemoOptions
 from crcr.demo.stack import DemoStack
 from crcr.runtime import Runtime
@@ -52,7 +52,6 @@ async def test_history_fills_the_criteria_and_the_degrading_backend_gets_a_pull_
             report = await sync_levels(runtime, promotions=False, device=None)
     finally:
         await stack.stop()
-    pulls = stack.github.pulls(DEMO_UPSTREAM)
-    titles = [pull["title"] for pull in pulls]
+    titles = [pull["title"] for pull in stack.relay_pull_requests()]
     assert f"[CRCR] Demote {DEGRADING_BACKEND} from L3 to L2" in titles, (titles, report)
     assert all("mlu-torch" in title for title in titles), "only the degrading backend"

@@ -270,6 +270,15 @@ class DemoStack:
                 return
             await asyncio.sleep(0.25)
 
+    def relay_pull_requests(self) -> list[dict[str, Any]]:
+        """The open pull requests the relay opened upstream (its level changes), not the
+        upstream traffic's, which the sandbox also keeps for their pages."""
+        return [
+            pull
+            for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+            if pull["user"].get("type") == "Bot"
+        ]
+
     async def progress(self) -> DemoProgress:
         """Everything the terminal view shows, read from the live parts."""
         elapsed = time.monotonic() - self.started_at
@@ -288,7 +297,6 @@ class DemoStack:
             retry_queue=await retry_queue_depth(state),
             first_result_after=self.first_result_after,
             level_changes=tuple(
-                f"#{pull['number']} {pull['title']}"
-                for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+                f"#{pull['number']} {pull['title']}" for pull in self.relay_pull_requests()
             ),
         )

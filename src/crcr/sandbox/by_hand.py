@@ -11,14 +11,16 @@ These routes exist only in the sandbox: it is a development tool with no credent
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import BaseRoute, Route
 
 from crcr.sandbox.github_state import SandboxGitHub
-from crcr.sandbox.oidc_issuer import SandboxIssuer
+
+if TYPE_CHECKING:  # the issuer is optional (crcr.sandbox.serve): not imported to run
+    from crcr.sandbox.oidc_issuer import SandboxIssuer
 
 DEFAULT_AUDIENCE = "pytorch-cross-repo-ci-relay"
 PREFIX = "/_sandbox"
