@@ -23,7 +23,7 @@ installs = if $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_V
 	else \
 		echo "uv failed or is unavailable: installing with pip" >&2; \
 		$(BIN)/python -m ensurepip --upgrade >/dev/null \
-		&& $(BIN)/pip install --quiet -e '.$(1)' $(2); \
+		&& $(BIN)/python -m pip install --quiet -e '.$(1)' $(2); \
 	fi
 
 $(RUNTIME): pyproject.toml

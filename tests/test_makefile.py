@@ -42,7 +42,7 @@ def test_the_tests_install_the_dev_extra_and_node_packages(tmp_path: Path) -> No
 def test_uv_falls_back_to_pip(tmp_path: Path) -> None:
     commands = planned("demo", tmp_path)
 
-    assert re.search(r"else .*pip install --quiet -e '\.'", commands)
+    assert re.search(r"else .*ensurepip.*-m pip install --quiet -e '\.'", commands)
 
 
 def test_the_makefile_fetches_the_uv_the_dev_extra_pins() -> None:
