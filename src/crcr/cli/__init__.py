@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import sys
 from collections.abc import Callable
 
 import typer
 
-from crcr.config.cli_settings import settings_or_exit
-from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS, configure_logging
+from crcr.cli.settings_help import serve_help
+from crcr.config.cli_settings import check_drivers, settings_or_exit
+from crcr.config.logging_setup import (
+    LOG_FORMATS,
+    LOG_LEVELS,
+    configure_logging,
+    requested_format,
+    route_stderr_as_json,
+)
 
 app = typer.Typer(
     name="crcr",
@@ -26,6 +35,7 @@ def version_text() -> str:
 
     try:
         settings = load_settings()
+        check_drivers(settings)
     except SettingsError as exc:
         typer.echo(f"crcr: stored data not read: {exc}", err=True)
         return describe_versions()
@@ -79,7 +89,7 @@ def _root(
     configure_logging(log_level, log_format)
 
 
-@app.command()
+@app.command(help=serve_help())
 def serve(
     host: str = typer.Option("127.0.0.1", envvar="CRCR_HOST", help="Interface to bind."),
     port: int = typer.Option(8000, envvar="CRCR_PORT", help="TCP port to listen on."),
@@ -90,7 +100,6 @@ def serve(
         help="Log every request (about a tenth of the CPU of a callback).",
     ),
 ) -> None:
-    """Run the relay and the HUD (settings from CRCR_* variables)."""
     import uvicorn
 
     from crcr.config.logging_setup import uvicorn_log_config
@@ -123,9 +132,33 @@ def serve(
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point.
+
+    In JSON log mode (asked for: `--log-format json` or `CRCR_LOG_FORMAT=json`) every
+    line on stderr is JSON, a command's own errors and an
+    unexpected exception included (`JsonStderr`); `NO_COLOR` turns off the escape codes
+    of typer's help and error panels as well as of crcr's tables.
+    """
     _register_component_commands()
-    app(prog_name="crcr")
+    if os.environ.get("NO_COLOR"):
+        import typer.rich_utils
+
+        typer.rich_utils.COLOR_SYSTEM = None
+    if requested_format(sys.argv[1:], os.environ) != "json":
+        app(prog_name="crcr")
+        return
+    import typer.core
+
+    typer.core.HAS_RICH = False  # click's plain usage errors: one line, not a framed panel
+    stderr = route_stderr_as_json()
+    try:
+        app(prog_name="crcr", standalone_mode=True)
+    except Exception:
+        # Not a traceback over many lines: one JSON line carrying it.
+        logging.getLogger("crcr.cli").critical("crcr: unexpected error", exc_info=True)
+        raise SystemExit(1) from None
+    finally:
+        stderr.close_line()
 
 
 def _register_component_commands() -> None:

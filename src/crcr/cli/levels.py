@@ -45,9 +45,7 @@ def status(
     overrides) and the results store (CRCR_DATABASE_URL); with CRCR_HUD_URL, that
     HUD's level status.
     """
-    from rich.console import Console
-
-    from crcr.config.cli_settings import settings_or_exit
+    from crcr.config.cli_settings import output_console, settings_or_exit
     from crcr.config.settings import SettingsError
     from crcr.hud.levels.cli import status_table
     from crcr.relay.levels.status import LevelStatusError
@@ -65,7 +63,7 @@ def status(
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False, indent=2))
         return
-    Console().print(status_table(report))
+    output_console().print(status_table(report))
 
 
 async def read_status(settings: Settings) -> dict[str, Any]:

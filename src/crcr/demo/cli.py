@@ -36,12 +36,11 @@ def demo(
     ),
 ) -> None:
     """Watch the whole loop on this machine: upstream PRs → relay → downstream CI → dashboard."""
-    from rich.console import Console
-
+    from crcr.config.cli_settings import output_console
     from crcr.demo.runner import run_demo
     from crcr.demo.stack import DemoError
 
-    console = Console()
+    console = output_console()  # NO_COLOR honoured; whole lines into a pipe
     try:
         options = parse_options(
             duration=duration,

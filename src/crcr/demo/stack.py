@@ -37,9 +37,11 @@ from crcr.demo.options import DemoOptions
 from crcr.demo.progress import DemoProgress, HudCounts, read_hud_counts, retry_queue_depth
 from crcr.demo.servers import EmbeddedServer, bind_socket, socket_url
 from crcr.demo.traffic import UpstreamEvent, UpstreamTraffic
+from crcr.sandbox.github_http import WEB_PATH
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.pr_view import pr_view_routes, remember_pull_request
 from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.webhooks import WebhookDelivery, send
 
@@ -167,10 +169,12 @@ class DemoStack:
         self._secret = settings.webhook_secret.get_secret_value()
         issuer_path = issuer.issuer.removeprefix(sandbox_url)
         sandbox_app = create_sandbox_app(
-            self.github, extra_routes=[Mount(issuer_path, routes=issuer.routes())]
+            self.github,
+            extra_routes=[Mount(issuer_path, routes=issuer.routes()), *pr_view_routes(self.github)],
         )
         sandbox = EmbeddedServer(sandbox_app, sandbox_socket, lifespan="off")
-        self._relay_app = create_app(settings)
+        # The demo's pull requests exist only in the sandbox: the dashboard links its pages.
+        self._relay_app = create_app(settings, github_web=f"{sandbox_url}{WEB_PATH}")
         relay = EmbeddedServer(self._relay_app, relay_socket)
         self._relay_url = relay.url
         self.dashboard_url = f"{relay.url}/crcr"
@@ -235,6 +239,7 @@ class DemoStack:
 
     async def _deliver(self, event: UpstreamEvent) -> None:
         """Sign and send one webhook to the relay, as GitHub would."""
+        remember_pull_request(self.github, event.payload)
         delivery = WebhookDelivery.build(event.event, event.payload, self._secret)
         self.counts.last_event = event.summary
         try:
@@ -265,6 +270,15 @@ class DemoStack:
                 return
             await asyncio.sleep(0.25)
 
+    def relay_pull_requests(self) -> list[dict[str, Any]]:
+        """The open pull requests the relay opened upstream (its level changes), not the
+        upstream traffic's, which the sandbox also keeps for their pages."""
+        return [
+            pull
+            for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+            if pull["user"].get("type") == "Bot"
+        ]
+
     async def progress(self) -> DemoProgress:
         """Everything the terminal view shows, read from the live parts."""
         elapsed = time.monotonic() - self.started_at
@@ -283,7 +297,6 @@ class DemoStack:
             retry_queue=await retry_queue_depth(state),
             first_result_after=self.first_result_after,
             level_changes=tuple(
-                f"#{pull['number']} {pull['title']}"
-                for pull in self.github.pulls(DEMO_UPSTREAM, state="open")
+                f"#{pull['number']} {pull['title']}" for pull in self.relay_pull_requests()
             ),
         )

@@ -69,14 +69,18 @@ def live_view(progress: DemoProgress) -> Panel:
 
 
 def progress_line(progress: DemoProgress) -> str:
-    """One plain line for logs and pipes."""
+    """One plain line for logs and pipes (with the first result's time once there is one,
+    so a piped run shows when the loop closed, as the terminal view does)."""
     ci = progress.ci
+    first = (
+        "" if progress.first_result_after is None else f" · first result {_first_result(progress)}"
+    )
     return (
         f"[{_clock(progress.elapsed)}] events {progress.events_sent} · "
         f"dispatches {progress.dispatches} · jobs running {ci.jobs_running} "
         f"finished {ci.jobs_finished} failed {ci.failures} hanging {ci.jobs_hanging} · "
         f"dashboard rows {progress.hud.completed} · retry queue {_queue(progress)} · "
-        f"errors {ci.report_errors + progress.webhook_errors + progress.log_errors}"
+        f"errors {ci.report_errors + progress.webhook_errors + progress.log_errors}{first}"
     )
 
 

@@ -56,9 +56,27 @@ def downstream(
         typer.echo(f"crcr init downstream: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"wrote {written} (template {template})")
+    for line in action_lines(action, text.count(f"uses: {action}")):
+        typer.echo(line)
     for advice in placeholders_left(callback_url):
         typer.echo(f"next: {advice}")
     typer.echo("next: ask the upstream's maintainers to add this repository to the allowlist")
+
+
+def action_lines(action: str, steps: int) -> list[str]:
+    """Say which action reference the workflow's report steps use, and how to change it.
+
+    The default names crcr's published home; a relay operator may serve the action from
+    a copy of their own (a fork, a pinned commit), which the downstream must then name.
+    """
+    lines = [f"action: the {steps} report steps use {action}"]
+    if action == DEFAULT_ACTION:
+        lines.append(
+            "  that is crcr's published action; if your relay's operator publishes their own "
+            "copy, run again with --force --action OWNER/REPO/action/crcr-report@REF "
+            "(or --action ./PATH for a copy inside this repository)"
+        )
+    return lines
 
 
 def write_workflow(repo_dir: Path, text: str, *, force: bool) -> Path:

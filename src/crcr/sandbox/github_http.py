@@ -36,6 +36,15 @@ def api_base(request: Request) -> str:
     return f"{request.url.scheme}://{request.url.netloc}{prefix}"
 
 
+WEB_PATH = "/web"
+"""Where the sandbox serves its stand-ins for github.com's pages (`crcr.sandbox.pr_view`)."""
+
+
+def web_base(request: Request) -> str:
+    """The sandbox's github.com: pages a person opens, served by the sandbox itself."""
+    return f"{request.url.scheme}://{request.url.netloc}{WEB_PATH}"
+
+
 def answer(data: Any, status: int = 200, headers: dict[str, str] | None = None) -> Response:
     """A JSON answer with GitHub's usual headers."""
     return JSONResponse(data, status_code=status, headers={**COMMON_HEADERS, **(headers or {})})

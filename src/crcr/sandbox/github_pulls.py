@@ -21,11 +21,17 @@ def _branch_side(repo: Repo, branch: str, sha: str | None, base: str) -> dict[st
     }
 
 
-def pull_json(repo: Repo, pull: dict[str, Any], base: str, now: float) -> dict[str, Any]:
-    """The full pull-request object (`GET`, `POST`, `PATCH` answer it; lists carry it too)."""
+def pull_json(
+    repo: Repo, pull: dict[str, Any], base: str, now: float, *, web: str
+) -> dict[str, Any]:
+    """The full pull-request object (`GET`, `POST`, `PATCH` answer it; lists carry it too).
+
+    Its `html_url` is the sandbox's own view of the PR (`web`), not github.com, where
+    the sandbox's repositories do not exist.
+    """
     number = pull["number"]
     api = f"{base}/repos/{repo.full_name}"
-    html = f"https://github.com/{repo.full_name}/pull/{number}"
+    html = f"{web}/{repo.full_name}/pull/{number}"
     head_sha = head_of(repo, pull["head"], now) or pull.get("head_sha")
     pull["head_sha"] = head_sha  # a deleted branch keeps showing its last commit
     return {
@@ -61,7 +67,7 @@ def pull_json(repo: Repo, pull: dict[str, Any], base: str, now: float) -> dict[s
         "requested_teams": [],
         "head": _branch_side(repo, pull["head"], head_sha, base),
         "base": _branch_side(repo, pull["base"], head_of(repo, pull["base"], now), base),
-        "_links": pull_links(base, "https://github.com", repo.full_name, number, head_sha or ""),
+        "_links": pull_links(base, web, repo.full_name, number, head_sha or ""),
         "author_association": "NONE",
         "auto_merge": None,
         "draft": False,

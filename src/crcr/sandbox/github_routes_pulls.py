@@ -22,6 +22,7 @@ from crcr.sandbox.github_http import (
     github_of,
     json_body,
     paginate,
+    web_base,
 )
 from crcr.sandbox.github_model import ApiError, Repo
 from crcr.sandbox.github_pulls import label_json, pull_json
@@ -57,7 +58,7 @@ async def list_pulls(request: Request) -> Response:
         ]
         page, headers = paginate(request, chosen)
         now, base = github.clock(), api_base(request)
-        items = [pull_json(repo, pull, base, now) for pull in page]
+        items = [pull_json(repo, pull, base, now, web=web_base(request)) for pull in page]
     return answer(items, headers=headers)
 
 
@@ -97,7 +98,7 @@ async def create_pull(request: Request) -> Response:
             "closed_at": None,
         }
         repo.pulls[pull["number"]] = pull
-        created = pull_json(repo, pull, api_base(request), now)
+        created = pull_json(repo, pull, api_base(request), now, web=web_base(request))
     return answer(created, status=201)
 
 
@@ -107,7 +108,9 @@ async def get_pull(request: Request) -> Response:
     github = github_of(request)
     with github.lock:
         pull = _pull(repo, request.path_params["number"])
-        return answer(pull_json(repo, pull, api_base(request), github.clock()))
+        return answer(
+            pull_json(repo, pull, api_base(request), github.clock(), web=web_base(request))
+        )
 
 
 async def update_pull(request: Request) -> Response:
@@ -128,7 +131,7 @@ async def update_pull(request: Request) -> Response:
             pull["state"] = state
             pull["closed_at"] = now if state == "closed" else None
         pull["updated_at"] = now
-        return answer(pull_json(repo, pull, api_base(request), now))
+        return answer(pull_json(repo, pull, api_base(request), now, web=web_base(request)))
 
 
 async def add_labels(request: Request) -> Response:

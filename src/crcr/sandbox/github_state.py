@@ -28,6 +28,9 @@ from crcr.sandbox.github_pulls import label_json
 DispatchListener = Callable[[Dispatch], None]
 
 
+API_ROOT = "https://api.github.com"
+
+
 def _split_repo(full_name: str) -> str:
     owner, sep, name = full_name.partition("/")
     if not (owner and sep and name) or "/" in name:
@@ -145,16 +148,48 @@ class SandboxGitHub:
                 "head": head,
                 "head_sha": head_sha.lower(),
                 "base": base,
-                "labels": [
-                    label_json(repo, name, self.next_id(), "https://api.github.com")
-                    for name in labels
-                ],
+                "labels": [label_json(repo, name, self.next_id(), API_ROOT) for name in labels],
                 "user": {"login": "contributor", "type": "User"},
                 "created_at": now,
                 "updated_at": now,
                 "closed_at": None,
             }
             repo.last_number = max(repo.last_number, number)
+
+    def record_pull_head(
+        self,
+        full_name: str,
+        number: int,
+        *,
+        head_sha: str,
+        labels: tuple[str, ...] = (),
+        title: str = "",
+    ) -> None:
+        """Open pull request `number` at `head_sha`, or move an open one's head there.
+
+        For PRs whose webhooks are sent from outside (the demo, `crcr sandbox webhook`):
+        the sandbox keeps every head the PR had, so its PR view shows each one's check
+        runs; labels only accumulate, as `labeled` events add them.
+        """
+        repo = self.add_repo(full_name)
+        with self.lock:
+            pull = repo.pulls.get(number)
+            if pull is None:
+                self.add_pull(full_name, number, head_sha=head_sha, title=title or f"PR #{number}")
+                pull = repo.pulls[number]
+            else:
+                self.add_commit(full_name, head_sha)
+                pull["head_sha"] = head_sha.lower()
+                pull["updated_at"] = self.clock()
+            heads: list[str] = pull.setdefault("heads", [])
+            if head_sha.lower() not in heads:
+                heads.append(head_sha.lower())
+            known = {label["name"] for label in pull["labels"]}
+            for name in labels:
+                if name not in known:
+                    pull["labels"].append(label_json(repo, name, self.next_id(), API_ROOT))
+            if title:
+                pull["title"] = title
 
     def add_workflow_run(
         self,
@@ -209,6 +244,11 @@ class SandboxGitHub:
         await self.call_log.wait_for(condition, within=within)
 
     # --- inspecting what the relay did -----------------------------------------
+    def has_repo(self, full_name: str) -> bool:
+        """Whether the repository exists in the sandbox."""
+        with self.lock:
+            return full_name.lower() in self._repos
+
     def repo(self, full_name: str) -> Repo:
         """The repository record; 404 when it does not exist."""
         with self.lock:

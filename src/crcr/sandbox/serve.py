@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.routing import BaseRoute, Mount
 
+from crcr.sandbox.by_hand import by_hand_routes
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
+from crcr.sandbox.pr_view import pr_view_routes
+
+if TYPE_CHECKING:
+    from crcr.sandbox.oidc_issuer import SandboxIssuer
 
 
 @dataclass(frozen=True)
@@ -36,7 +43,10 @@ class SandboxServer:
             f"CRCR_GITHUB_APP_PRIVATE_KEY={self.key_path}",
         ]
         if self.issuer_url:
+            issuers = json.dumps([{"issuer": self.issuer_url, "kind": "github"}])
+            lines.append(f"CRCR_OIDC_ISSUERS='{issuers}'")
             lines.append(f"OIDC issuer: {self.issuer_url}")
+        lines.append(f"pull request pages: {self.base_url}/web/OWNER/REPO/pull/N")
         return lines
 
 
@@ -50,13 +60,13 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _issuer_routes(issuer_url: str) -> list[BaseRoute] | None:
-    """The OIDC issuer's routes, when that part of the sandbox is installed."""
+def _issuer(issuer_url: str) -> SandboxIssuer | None:
+    """The OIDC issuer, when that part of the sandbox is installed."""
     if importlib.util.find_spec("crcr.sandbox.oidc_issuer") is None:
         return None
     from crcr.sandbox.oidc_issuer import SandboxIssuer
 
-    return SandboxIssuer(issuer_url).routes()
+    return SandboxIssuer(issuer_url)
 
 
 def build_server(
@@ -77,15 +87,19 @@ def build_server(
         github.install_app(*installed_repos)
     key_path = github.app.write_private_key(key_path.expanduser().resolve())
     issuer_url = f"{base_url}/oidc"
-    issuer_routes = _issuer_routes(issuer_url)
-    extra: list[BaseRoute] = [Mount("/oidc", routes=issuer_routes)] if issuer_routes else []
+    issuer = _issuer(issuer_url)
+    extra: list[BaseRoute] = [
+        *([Mount("/oidc", routes=issuer.routes())] if issuer else []),
+        *by_hand_routes(github, lambda: issuer),
+        *pr_view_routes(github),
+    ]
     return SandboxServer(
         app=create_sandbox_app(github, extra_routes=extra, api_prefix=api_prefix),
         github=github,
         sock=sock,
         base_url=base_url,
         api_url=base_url + api_prefix,
-        issuer_url=issuer_url if issuer_routes else None,
+        issuer_url=issuer_url if issuer else None,
         key_path=key_path,
     )
 

@@ -19,6 +19,8 @@ from starlette.datastructures import Headers, MutableHeaders
 from starlette.middleware.gzip import GZipMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from crcr.web.head_requests import AnswerHead
+
 GZIP_MINIMUM_BYTES = 1024
 REVALIDATE = "no-cache"
 _PASSED_ON = ("etag", "cache-control", "vary", "content-location", "expires")
@@ -90,6 +92,8 @@ class ConditionalGet:
 
 
 def add_wire_middleware(app: FastAPI) -> None:
-    """Conditional GET inside, compression outside (the ETag is the uncompressed body's)."""
+    """Conditional GET inside, compression outside (the ETag is the uncompressed body's),
+    and HEAD outermost, so a HEAD gets the very headers its GET would."""
     app.add_middleware(ConditionalGet)
     app.add_middleware(GZipMiddleware, minimum_size=GZIP_MINIMUM_BYTES)
+    app.add_middleware(AnswerHead)

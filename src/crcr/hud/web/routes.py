@@ -39,6 +39,7 @@ def pages_router(
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
     live_seconds: float = LIVE_SECONDS,
+    github_web: str = "https://github.com",
 ) -> APIRouter:
     """Build the dashboard routes under `prefix`.
 
@@ -46,11 +47,13 @@ def pages_router(
     only built at start-up (e.g. `lambda: app.state.hud.queries`); `levels` returns the
     level status service (`lambda: app.state.hud.levels`), without which the pages show
     no levels. The summary, backend and PR pages check for new results every
-    `live_seconds` while open (static/live.js).
+    `live_seconds` while open (static/live.js). `github_web` is where a pull request's
+    own page lives (the sandbox's PR pages in the demo).
     """
     # HTML for people, not an API: kept out of /openapi.json.
     router = APIRouter(tags=["hud pages"], include_in_schema=False)
     site = Site(queries, levels, upstream_repo, prefix, per_page, live_seconds)
+    site.github_web = github_web
     for add_page in PAGES:
         add_page(router, site)
     return router

@@ -78,9 +78,9 @@ def audit(
     if as_json:
         typer.echo(json.dumps(entries, ensure_ascii=False, indent=2))
         return
-    from rich.console import Console
+    from crcr.config.cli_settings import output_console
 
-    Console().print(audit_table(entries))
+    output_console().print(audit_table(entries))
 
 
 async def read_trail(

@@ -80,6 +80,7 @@ class Site:
     per_page: int
     live_seconds: float
     cache: PageCache = field(default_factory=PageCache)
+    github_web: str = "https://github.com"
 
     def facade(self) -> HudQueries:
         """The query facade (built by now, if it is built at start-up)."""
@@ -94,6 +95,7 @@ class Site:
             template,
             prefix=self.prefix,
             upstream_repo=self.upstream_repo,
+            github_web=self.github_web,
             section=section,
             **context,
         )
