@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: install test lint typecheck pytest audit floors constraints demo bench dist clean
+.PHONY: install test lint typecheck pytest audit floors constraints demo bench dist clean soak-governance
 
 # Two stages, so that `make demo` waits for the runtime alone (~20 packages) and not for
 # the dev toolchain (~100 more: playwright, mypy, schemathesis…), which only `make test`
@@ -104,6 +104,13 @@ dist: $(RUNTIME)
 
 bench: install
 	$(BIN)/python -m bench.state_transition
+
+# The governance layer's model-based test at length (nightly-style; `make test` runs 10
+# examples a store): GOVERNANCE_EXAMPLES per state store, ~1 s each.
+GOVERNANCE_EXAMPLES ?= 1000
+soak-governance: install
+	CRCR_GOVERNANCE_EXAMPLES=$(GOVERNANCE_EXAMPLES) $(BIN)/pytest -p no:cacheprovider -q \
+		tests/relay/test_governance_model.py
 
 clean:
 	rm -rf $(VENV) $(FLOORS_VENV) node_modules dist .mypy_cache .pytest_cache .ruff_cache
