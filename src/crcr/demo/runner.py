@@ -15,8 +15,8 @@ from rich.live import Live
 from crcr.demo.logs import capture_logs, release_logs
 from crcr.demo.options import DemoOptions
 from crcr.demo.progress import DemoProgress
-from crcr.demo.stack import DemoStack
-from crcr.demo.view import closing_lines, live_view, progress_line
+from crcr.demo.stack import ALLOWLIST_FILE, DemoStack
+from crcr.demo.view import closing_lines, live_view, override_lines, progress_line
 
 LIVE_REFRESH = 0.5
 PLAIN_EVERY = 5.0
@@ -106,6 +106,10 @@ async def run_demo(options: DemoOptions, console: Console) -> int:
     finally:
         await stack.stop()
         release_logs(handlers)
-    for line in closing_lines(last, str(options.data_dir)):
+    allowlist = str(options.data_dir / ALLOWLIST_FILE)
+    for line in [
+        *closing_lines(last, str(options.data_dir)),
+        *override_lines(str(options.data_dir), allowlist),
+    ]:
         console.print(line, highlight=False, soft_wrap=True)
     return 0

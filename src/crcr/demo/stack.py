@@ -31,6 +31,7 @@ from crcr.demo.levels import (
     CRITERIA,
     SYNC_INTERVAL,
     backfill_history,
+    decline_when_proposed,
     degrade_later,
 )
 from crcr.demo.options import DemoOptions
@@ -202,6 +203,11 @@ class DemoStack:
         self._tasks.append(
             asyncio.create_task(
                 degrade_later(self.simulated_ci, options.degrade_after), name="demo-degrade"
+            )
+        )
+        self._tasks.append(
+            asyncio.create_task(
+                decline_when_proposed(self.github, self._deliver), name="demo-decline"
             )
         )
 

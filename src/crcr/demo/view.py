@@ -84,6 +84,19 @@ def progress_line(progress: DemoProgress) -> str:
     )
 
 
+def override_lines(data_dir: str, allowlist: str) -> list[str]:
+    """How to try an override (SPEC §10.2) on the demo's data; it shows on `/crcr/levels`
+    within seconds of being set while a demo runs on that data, or from the next start."""
+    settings = f"CRCR_DATA_DIR={data_dir} CRCR_ALLOWLIST={allowlist}"
+    return [
+        "Try an override (from another terminal while a demo runs, or now):",
+        f"  {settings} crcr levels override fabrikam/metal-ci --level L3 --for 3d "
+        '--reason "runner fleet migration" --by you',
+        f"  {settings} crcr levels status",
+        f"  {settings} crcr levels override --clear fabrikam/metal-ci --by you",
+    ]
+
+
 def closing_lines(progress: DemoProgress, data_dir: str) -> list[str]:
     """What stays on screen after the demo stops."""
     ci = progress.ci

@@ -283,6 +283,14 @@ class SandboxGitHub:
             pulls = sorted(self.repo(full_name).pulls.values(), key=lambda p: p["number"])
             return [dict(p) for p in pulls if state in ("all", p["state"])]
 
+    def close_pull(self, full_name: str, number: int) -> dict[str, Any]:
+        """Close pull request `number` unmerged, as a maintainer's "Close" button does."""
+        with self.lock:
+            pull = self.repo(full_name).pulls[number]
+            now = self.clock()
+            pull.update(state="closed", closed_at=now, updated_at=now)
+            return dict(pull)
+
     def file_text(self, full_name: str, path: str, ref: str | None = None) -> str | None:
         """A file's text on a branch (default: the default branch), or None."""
         with self.lock:
