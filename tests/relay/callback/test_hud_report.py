@@ -39,6 +39,14 @@ WORKFLOWS: dict[str, dict[str, Any]] = {
         "conclusion": "failure",
         "test_results": {"failed_tests": FAILED, "failed_tests_dropped": 4},
     },
+    "failed tests past their bounds": {
+        "status": "completed",
+        "conclusion": "failure",
+        "test_results": {
+            "failed": 150,
+            "failed_tests": [{"name": f"t{n}", "message": "m" * 5000} for n in range(150)],
+        },
+    },
     "a triage verdict": {
         "status": "completed",
         "conclusion": "failure",

@@ -33,7 +33,8 @@ class FailureDetail:
     github_conclusion: str | None
 
 
-def _compact(value: Any) -> str:
+def compact_json(value: Any) -> str:
+    """JSON text as the row keeps failure detail: no spaces, characters as they are."""
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
@@ -45,13 +46,13 @@ def failed_tests_json(test_results: Mapping[str, Any]) -> str | None:
     if refused is not None:
         return None
     dropped = bounded.get(DROPPED_KEY, 0)
-    return _compact({"tests": bounded["failed_tests"], "dropped": dropped})
+    return compact_json({"tests": bounded["failed_tests"], "dropped": dropped})
 
 
 def triage_verdict_json(workflow: Mapping[str, Any]) -> str | None:
     """The sanitised verdict as JSON text, or None when absent or dropped."""
     verdict = sanitise_triage_verdict(workflow.get("triage_verdict")).verdict
-    return None if verdict is None else _compact(verdict)
+    return None if verdict is None else compact_json(verdict)
 
 
 def _confirmation(trusted: Mapping[str, Any]) -> tuple[bool | None, str | None]:

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from crcr.failure_detail.failed_tests import DROPPED_KEY
 from crcr.hud.write.fields import run_attempt_number, utc_timestamp
-from crcr.hud.write.ingest_detail import failed_tests_json, triage_verdict_json
+from crcr.hud.write.ingest_detail import compact_json
 from crcr.hud.write.report import JobReport
 from crcr.relay.callback.schema import ParsedCallback
 from crcr.relay.jobs.dispatch import UpstreamContext
@@ -32,7 +33,8 @@ def hud_report(
     """The row a results body for this callback would give; `context` is the dispatch's
     upstream (for a self-report, the tested commit)."""
     workflow = callback.body.workflow
-    # As kept and forwarded: unset counts stay None, and detail is the sanitised copy.
+    # As kept and forwarded: unset counts stay None, and detail is the schema's sanitised
+    # copy (`crcr.failure_detail`), not sanitised again.
     kept: dict[str, Any] = callback.without_payload["workflow"]
     results: dict[str, Any] = kept.get("test_results") or {}
     passed, failed, skipped = (results.get(name) for name in _COUNTS)
@@ -62,6 +64,14 @@ def hud_report(
         total_tests=total,
         workflow_run_url=workflow.url,
         artifact_url=workflow.artifact_url,
-        failed_tests=failed_tests_json(results),
-        triage_verdict=triage_verdict_json(kept),
+        failed_tests=_failed_tests(results),
+        triage_verdict=compact_json(kept["triage_verdict"]) if "triage_verdict" in kept else None,
     )
+
+
+def _failed_tests(results: dict[str, Any]) -> str | None:
+    """The failed tests as the row keeps them. The schema bounded them already (with the
+    same `crcr.failure_detail`), so they are not bounded a second time."""
+    if "failed_tests" not in results:
+        return None
+    return compact_json({"tests": results["failed_tests"], "dropped": results.get(DROPPED_KEY, 0)})
