@@ -30,6 +30,9 @@ MAX_SHORT = 200
 MAX_EXCERPT = 1000
 MAX_URL = 500
 ANALYZER_FIELDS = ("name", "version", "model", "prompt_version")
+MAX_DEPTH = 32
+"""Levels of nesting a verdict may have: schema v1 needs three; the request body may
+have 1,024, past the depth at which `json.dumps` overflows Python's stack."""
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{7,40}")
 
@@ -171,7 +174,24 @@ def _analyzed_at(value: object) -> str:
     return text
 
 
+def _nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, Mapping | list)
+            for child in (item.values() if isinstance(item, Mapping) else item)
+        ]
+        if not level:
+            return False
+    return True
+
+
 def _encoded_size(raw: Mapping[str, Any]) -> int:
+    if _nested_deeper_than(raw, MAX_DEPTH):
+        raise _Dropped(f"nested deeper than {MAX_DEPTH} levels")
     try:
         encoded = json.dumps(raw, separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError):

@@ -23,6 +23,7 @@ from pydantic import (
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.relay.jobs.lifecycle import ReportedStatus
+from crcr.web.json_body import MAX_DEPTH as MAX_JSON_DEPTH
 from crcr.web.json_body import InvalidJson, load_json
 from crcr.web.refusal import Invalid, TooLarge
 from crcr.web.web_urls import web_url_problem
@@ -36,6 +37,10 @@ MAX_DELIVERY_CHARS = 200
 MAX_COUNT = 1_000_000_000  # test counts: no suite comes near; bounds a number's digits
 MAX_WORD_CHARS = 40  # event type, conclusion, schema version, timestamps
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
+MAX_DEPTH = 512
+"""Nesting a callback body may have: the relay writes the body out again (to the HUD, to
+a job record), and past ~990 levels the standard library's encoder overflows the stack
+(a 500); GitHub's payloads are a few levels deep."""
 
 
 def _string_or_integer(value: Any) -> Any:
@@ -229,7 +234,7 @@ def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
             raise Invalid(describe_first_error(exc)) from None
         # What pydantic's parser refuses but the standard one reads (NaN, lone
         # surrogates) is judged as before: acceptance does not depend on the parser.
-        body = _validated(_json_document(raw), context)
+        body = _validated(_json_document(raw, max_depth=MAX_DEPTH), context)
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
         raise Invalid("workflow.conclusion: required when status is completed")
     return ParsedCallback(body, raw)
@@ -242,10 +247,10 @@ def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
         raise Invalid(describe_first_error(exc)) from None
 
 
-def _json_document(raw: bytes) -> Any:
+def _json_document(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """The parsed body (`json_body.load_json`), its problem a 400 naming the body."""
     try:
-        return load_json(raw)
+        return load_json(raw, max_depth=max_depth)
     except InvalidJson as exc:
         raise Invalid(f"body: {exc}") from None
 
