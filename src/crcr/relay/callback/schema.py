@@ -43,6 +43,9 @@ a job record), and past ~990 levels the standard library's encoder overflows the
 (a 500); GitHub's payloads are a few levels deep."""
 
 
+LONE_SURROGATES = "must not contain lone surrogates"
+
+
 def _string_or_integer(value: Any) -> Any:
     """Accept run ids as strings or ints: Buildkite's are UUID strings, GitHub's numbers."""
     if isinstance(value, bool):
@@ -52,6 +55,9 @@ def _string_or_integer(value: Any) -> Any:
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("must not be empty")
+        if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
+            # The job key is encoded as UTF-8, which a lone surrogate cannot be.
+            raise ValueError(LONE_SURROGATES)
         return value.strip()
     raise ValueError("must be a string or an integer")
 
@@ -266,6 +272,8 @@ def describe_first_error(exc: ValidationError) -> str:
         problem = "required"
     elif kind in ("string_type", "str_type"):
         problem = "must be a string"
+    elif kind == "string_unicode":
+        problem = LONE_SURROGATES
     elif kind == "literal_error" or kind == "enum":
         expected = error.get("ctx", {}).get("expected", "")
         problem = f"must be one of {expected}" if expected else "unexpected value"
