@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
+from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.audit.entries import CallbackFacts
 from crcr.relay.callback.accept import (
     callback_payload_for,
@@ -208,7 +209,12 @@ async def _checks(
     facts.identified(identity)
 
     # 2. authorisation: results are accepted from L2 and above.
-    entry = (await deps.allowlist()).entry(verified_repo)
+    try:
+        allowlist = await deps.allowlist()
+    except AllowlistUnavailable as exc:
+        # SPEC §3: none in force yet; the reporter retries, and the message says why.
+        raise Refused(503, str(exc), "unavailable", {"Retry-After": "60"}) from None
+    entry = allowlist.entry(verified_repo)
     if entry is None or entry.level < Level.L2:
         return None
     try:
