@@ -68,3 +68,19 @@ async def test_a_dispatch_takes_at_most_the_configured_number_of_jobs(relay: Rel
     assert "CRCR_MAX_JOBS_PER_DISPATCH" in answers[-1].json()["detail"]
     assert other.status_code == 200
     assert relay.hud.writes == 4
+
+
+async def test_callbacks_answered_ignored_are_rate_limited_too(relay: Relay) -> None:
+    # Issue 33 item 18: anyone can mint an Actions token for a repository of their own;
+    # callbacks from repositories below L2 were never rate-limited. Every repository
+    # not on the allowlist shares one budget; an L1 repository has its own.
+    relay.deps.settings = relay.settings.model_copy(update={"rate_limit_per_min": 3})
+    strangers = [f"stranger/repo-{n}" for n in range(5)]
+
+    answers = [await relay.post(callback_body("d-1"), repo=repo) for repo in strangers]
+    l1 = [await relay.post(callback_body("d-1"), repo=harness.L1_REPO) for _ in range(4)]
+
+    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
+    assert answers[0].json() == {"status": "ignored"}
+    assert int(answers[3].headers["retry-after"]) >= 1
+    assert [a.status_code for a in l1] == [200, 200, 200, 429]

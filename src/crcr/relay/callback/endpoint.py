@@ -52,6 +52,8 @@ from crcr.web.web_urls import github_web_url
 log = logging.getLogger(__name__)
 
 CALLBACK_PATHS = ("/github/callback", "/github/callback/")
+NOT_ALLOWLISTED_RATE_KEY = "callback-ignored:(not allowlisted)"
+"""The one rate-limit window every repository not on the allowlist shares."""
 
 
 def callback_router(
@@ -215,7 +217,9 @@ async def _checks(
         # SPEC §3: none in force yet; the reporter retries, and the message says why.
         raise Refused(503, str(exc), "unavailable", {"Retry-After": "60"}) from None
     entry = allowlist.entry(verified_repo)
+    facts.listed = entry is not None
     if entry is None or entry.level < Level.L2:
+        await _limit_ignored(deps, None if entry is None else entry.repo)
         return None
     try:
         await check_entry_constraints(deps.repository_ids, identity, entry)
@@ -287,6 +291,22 @@ async def _checks(
         job_key=key,
         issuer_kind=identity.issuer_kind,
     )
+
+
+async def _limit_ignored(deps: CallbackDeps, listed_repo: str | None) -> None:
+    """Rate-limit a callback that will be answered "ignored" (SPEC §5 step 3).
+
+    Anyone can mint an Actions token for a repository of their own, so repositories
+    not on the allowlist share one budget (`NOT_ALLOWLISTED_RATE_KEY`, a repo's own
+    rate): their number is not the operator's to bound. An L1 repo has its own, as an
+    L2 repo does.
+    """
+    name = f"callback:{listed_repo.lower()}" if listed_repo else NOT_ALLOWLISTED_RATE_KEY
+    decision = await deps.store.hit_rate_limit(
+        name, deps.settings.rate_limit_per_min, deps.rate_window
+    )
+    if not decision.allowed:
+        raise RateLimited("rate limit exceeded", max(1, decision.retry_after))
 
 
 async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
