@@ -34,7 +34,11 @@ from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
-from crcr.relay.callback.self_report import check_self_report, commit_verified
+from crcr.relay.callback.self_report import (
+    check_self_report,
+    commit_verified,
+    count_self_report,
+)
 from crcr.relay.callback.token_binding import (
     NotThisRepository,
     check_run_matches_token,
@@ -277,6 +281,7 @@ async def _checks(
             reporter=entry.repo,
             lookups_per_hour=deps.settings.self_report_lookups_per_hour,
         )
+        await count_self_report(deps.store, entry.repo, sha, deps.clock())
         return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
     # 6. binding to the dispatch record (keyed by the allowlist's spelling).
     record = bind_to_dispatch(raw_record, parsed.body)
