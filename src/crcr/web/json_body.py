@@ -10,7 +10,6 @@ and a traceback. Such a body is refused, naming the problem.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -23,38 +22,16 @@ class InvalidJson(ValueError):
     """The body is not JSON crcr reads; the message says why (for a 400)."""
 
 
-def load_json(raw: bytes | bytearray | memoryview, *, max_depth: int = MAX_DEPTH) -> Any:
-    """The parsed document, or `InvalidJson`.
-
-    A `max_depth` below `MAX_DEPTH` is for a document that is later written out again
-    with the standard library (whose encoder overflows the stack near 1,000 levels).
-    """
+def load_json(raw: bytes | bytearray | memoryview) -> Any:
+    """The parsed document, or `InvalidJson`."""
     try:
-        document = orjson.loads(raw)
+        return orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
         if "depth" in str(exc) or "recursion" in str(exc):
-            raise InvalidJson(f"nested deeper than {max_depth} levels") from None
-        try:
-            document = json.loads(bytes(raw))
-        except RecursionError:
-            raise InvalidJson(f"nested deeper than {max_depth} levels") from None
-        except (ValueError, UnicodeDecodeError):
-            raise InvalidJson("not valid JSON") from None
-    if max_depth < MAX_DEPTH and nested_deeper_than(document, max_depth):
-        raise InvalidJson(f"nested deeper than {max_depth} levels")
-    return document
-
-
-def nested_deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
-    level: list[object] = [value]
-    for _ in range(limit + 1):
-        level = [
-            child
-            for item in level
-            if isinstance(item, Mapping | list)
-            for child in (item.values() if isinstance(item, Mapping) else item)
-        ]
-        if not level:
-            return False
-    return True
+            raise InvalidJson(f"nested deeper than {MAX_DEPTH} levels") from None
+    try:
+        return json.loads(bytes(raw))
+    except RecursionError:
+        raise InvalidJson(f"nested deeper than {MAX_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidJson("not valid JSON") from None

@@ -23,7 +23,6 @@ from pydantic import (
 
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.relay.jobs.lifecycle import ReportedStatus
-from crcr.web.json_body import MAX_DEPTH as MAX_JSON_DEPTH
 from crcr.web.json_body import InvalidJson, load_json
 from crcr.web.refusal import Invalid, TooLarge
 from crcr.web.web_urls import web_url_problem
@@ -240,23 +239,40 @@ def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
             raise Invalid(describe_first_error(exc)) from None
         # What pydantic's parser refuses but the standard one reads (NaN, lone
         # surrogates) is judged as before: acceptance does not depend on the parser.
-        body = _validated(_json_document(raw, max_depth=MAX_DEPTH), context)
+        body = _validated(_json_document(raw), context)
     if body.workflow.status is ReportedStatus.COMPLETED and not body.workflow.conclusion:
         raise Invalid("workflow.conclusion: required when status is completed")
     return ParsedCallback(body, raw)
 
 
 def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
+    if _nested_deeper_than(document, MAX_DEPTH):
+        raise Invalid(f"body: nested deeper than {MAX_DEPTH} levels")
     try:
         return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
         raise Invalid(describe_first_error(exc)) from None
 
 
-def _json_document(raw: bytes, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+def _nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return True
+
+
+def _json_document(raw: bytes) -> Any:
     """The parsed body (`json_body.load_json`), its problem a 400 naming the body."""
     try:
-        return load_json(raw, max_depth=max_depth)
+        return load_json(raw)
     except InvalidJson as exc:
         raise Invalid(f"body: {exc}") from None
 
