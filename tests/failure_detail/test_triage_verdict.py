@@ -240,3 +240,11 @@ def test_a_verdict_nested_past_the_stack_is_dropped_not_raised(depth: int) -> No
     result = sanitise_triage_verdict(verdict(deep=deep))
     assert result.verdict is None
     assert result.reason is not None and "nested deeper than" in result.reason
+
+
+def test_format_characters_are_stripped_from_the_verdicts_text() -> None:
+    raw = verdict(summary="looks \u202eupstream\u200b", evidence=[{"test": "t\u2066x"}])
+    kept = sanitise_triage_verdict(raw).verdict
+    assert kept is not None
+    assert kept["summary"] == "looks upstream"
+    assert kept["evidence"] == [{"test": "tx"}]

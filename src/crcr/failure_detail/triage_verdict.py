@@ -19,6 +19,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from crcr.failure_detail.visible_text import has_format_characters, visible
+
 SCHEMA_VERSION = 1
 CATEGORIES = ("upstream", "backend", "infra", "flake", "unknown")
 CONFIDENCES = ("high", "medium", "low")
@@ -53,7 +55,7 @@ def _text(value: object, field: str, limit: int) -> str:
     """A non-empty string, stripped and truncated; numbers are not coerced (an analyzer bug)."""
     if not isinstance(value, str):
         raise _Dropped(f"{field}: must be a string")
-    text = value.strip()
+    text = visible(value).strip()
     if not text:
         raise _Dropped(f"{field}: must not be empty")
     return text[:limit]
@@ -61,7 +63,7 @@ def _text(value: object, field: str, limit: int) -> str:
 
 def _optional_text(value: object, field: str, limit: int) -> str | None:
     """Like `_text`, but absent, null and blank mean "not given"."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if value is None or (isinstance(value, str) and not visible(value).strip()):
         return None
     return _text(value, field, limit)
 
@@ -95,8 +97,10 @@ def is_safe_log_url(url: str) -> bool:
     and control characters (which can end a Markdown link early and start another), and
     URLs over `MAX_URL` characters — truncating a URL would point it somewhere else.
     """
-    if len(url) > MAX_URL or any(
-        c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in url
+    if (
+        len(url) > MAX_URL
+        or has_format_characters(url)
+        or any(c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in url)
     ):
         return False
     try:

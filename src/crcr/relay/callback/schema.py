@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -21,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from crcr.failure_detail.visible_text import has_format_characters, visible
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.web.json_body import InvalidJson, load_json
@@ -45,6 +47,17 @@ a job record), and past ~990 levels the standard library's encoder overflows the
 LONE_SURROGATES = "must not contain lone surrogates"
 
 
+def _shown_text(value: str) -> str:
+    """`value` without invisible format characters; lone surrogates are refused.
+
+    Both end up in the job key and on the HUD: the key is encoded as UTF-8, which a lone
+    surrogate cannot be, and a bidi override would make a name read as another.
+    """
+    if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
+        raise ValueError(LONE_SURROGATES)
+    return visible(value)
+
+
 def _string_or_integer(value: Any) -> Any:
     """Accept run ids as strings or ints: Buildkite's are UUID strings, GitHub's numbers."""
     if isinstance(value, bool):
@@ -54,10 +67,7 @@ def _string_or_integer(value: Any) -> Any:
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("must not be empty")
-        if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
-            # The job key is encoded as UTF-8, which a lone surrogate cannot be.
-            raise ValueError(LONE_SURROGATES)
-        return value.strip()
+        return _shown_text(value).strip()
     raise ValueError("must be a string or an integer")
 
 
@@ -73,7 +83,8 @@ OptionalIdentifier = Annotated[
     Annotated[str, Field(max_length=MAX_ID_CHARS)] | None,
     BeforeValidator(_optional_string_or_integer),
 ]
-Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+# Shown on the HUD: invisible format characters (bidi overrides, zero-width) are dropped.
+Name = Annotated[str, AfterValidator(_shown_text), Field(max_length=MAX_NAME_CHARS)]
 Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
 
 
@@ -141,6 +152,9 @@ class Workflow(BaseModel):
         # Shown as links on the HUD and in check runs: `javascript:` must never get in.
         if not value:
             return None
+        if has_format_characters(value):
+            # Invisible, they make a link read as another; it is refused, not cleaned.
+            raise ValueError("must not contain invisible format characters")
         allow_http = bool((info.context or {}).get("allow_http"))
         problem = web_url_problem(value, allow_http=allow_http)
         if problem is not None:
@@ -214,8 +228,11 @@ class ParsedCallback:
         if isinstance(document.get("workflow"), dict):
             # Forwarded as sanitised as the relay's own copy: a HUD is never handed
             # an unbounded list or a verdict the relay dropped.
-            document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
-            document["workflow"]["url"] = self.body.workflow.url
+            workflow = document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
+            workflow["url"] = self.body.workflow.url
+            for name in ("name", "job_name"):  # as checked: without format characters
+                if name in workflow:
+                    workflow[name] = getattr(self.body.workflow, name)
         return document
 
     def with_run_url(self, url: str | None) -> ParsedCallback:
