@@ -40,7 +40,7 @@ from bench.baseline_verdicts import time_baseline
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.levels.backfill import backfill_levels
-from crcr.hud.models import JOBS, Job
+from crcr.hud.models import JOBS, JobExecution
 from crcr.hud.queries import HudQueries
 from crcr.hud.write.ingest import HudIngestor
 from crcr.hud.write.merge import row_facts
@@ -238,18 +238,18 @@ def raw_scan_summary(engine: Engine, since: datetime) -> int:
     """The reference's approach: aggregate every job row in the window on each view."""
     query = (
         select(
-            Job.downstream_repo,
-            Job.day,
+            JobExecution.downstream_repo,
+            JobExecution.day,
             func.count(),
-            func.sum(case((Job.conclusion == "success", 1), else_=0)),
-            func.sum(case((Job.conclusion == "failure", 1), else_=0)),
-            func.sum(case((Job.conclusion == "timed_out", 1), else_=0)),
-            func.avg(Job.queue_time),
-            func.avg(Job.execution_time),
-            func.max(Job.activity_at),
+            func.sum(case((JobExecution.conclusion == "success", 1), else_=0)),
+            func.sum(case((JobExecution.conclusion == "failure", 1), else_=0)),
+            func.sum(case((JobExecution.conclusion == "timed_out", 1), else_=0)),
+            func.avg(JobExecution.queue_time),
+            func.avg(JobExecution.execution_time),
+            func.max(JobExecution.activity_at),
         )
-        .where(Job.activity_at >= since, Job.status == "completed")
-        .group_by(Job.downstream_repo, Job.day)
+        .where(JobExecution.activity_at >= since, JobExecution.status == "completed")
+        .group_by(JobExecution.downstream_repo, JobExecution.day)
     )
     with engine.connect() as connection:
         return len(connection.execute(query).all())

@@ -89,7 +89,8 @@ class StandInHud:
     """The real HUD (its API and ingestion over a SQLite file), which a test can slow or take down.
 
     Kept across relay restarts like a real HUD. `down` answers 503 as a HUD under
-    maintenance would, `delay` holds each body before it is looked at; everything else is
+    maintenance would, `delay` holds each body before it is looked at, `refusal` answers
+    a 4xx as a stricter HUD than ours (PyTorch's) may; everything else is
     the real route's answer, so rows are keyed as the HUD keys them and refusals read
     `{"detail": ...}`.
     """
@@ -112,6 +113,7 @@ class StandInHud:
         self.refused = 0  # bodies answered 503 while down
         self.down = False
         self.delay = 0.0
+        self.refusal: tuple[int, str] | None = None
         self.app = Starlette(
             routes=[
                 Route(RESULTS_PATH, self._ingest, methods=["POST"]),
@@ -128,6 +130,9 @@ class StandInHud:
         if self.down:
             self.refused += 1
             return JSONResponse({"detail": "down for maintenance"}, 503)
+        if self.refusal is not None:
+            status, detail = self.refusal
+            return JSONResponse({"detail": detail}, status)
         body = await request.body()
         with contextlib.suppress(ValueError):
             self.received.append(json.loads(body))

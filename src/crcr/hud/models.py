@@ -53,7 +53,7 @@ class Base(DeclarativeBase):
     """Declarative base of the results store."""
 
 
-class Job(Base):
+class JobExecution(Base):
     """One job execution reported by a downstream backend (SPEC §6 row fields).
 
     `job_key` is a digest of the identity (downstream repo, delivery id, workflow name, job
@@ -298,7 +298,7 @@ class LevelSeen(Base):
 
 
 # The tables themselves, for Core statements (the write path and the views use Core).
-JOBS: Table = Job.__table__  # type: ignore[assignment]
+JOBS: Table = JobExecution.__table__  # type: ignore[assignment]
 DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
 PRS: Table = DailyPr.__table__  # type: ignore[assignment]
 BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]

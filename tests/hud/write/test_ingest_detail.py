@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import Engine, select
 from tests.hud.hud_bodies import completed, our_body
 
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
 from crcr.hud.write.ingest import parse_result_body
 from crcr.hud.write.writer import write_report
 from crcr.web.refusal import Invalid
@@ -97,9 +97,9 @@ def test_a_malformed_confirmation_is_refused_naming_the_field(
     assert refused.value.status_code == 400 and field in refused.value.detail
 
 
-def stored_row(engine: Engine) -> Job:
+def stored_row(engine: Engine) -> JobExecution:
     with engine.connect() as connection:
-        [row] = connection.execute(select(Job)).all()
+        [row] = connection.execute(select(JobExecution)).all()
     return row  # type: ignore[no-any-return]
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, Integer, case, cast, func, select
 from tests.hud.hud_bodies import our_body
 from tests.hud.store_tools import clear
 
-from crcr.hud.models import Commit, DailyPr, DailyRollup, Job, LatencyBucket
+from crcr.hud.models import Commit, DailyPr, DailyRollup, JobExecution, LatencyBucket
 from crcr.hud.write.ingest import parse_result_body
 from crcr.hud.write.rollups import (
     EXECUTION_METRIC,
@@ -72,27 +72,29 @@ def _daily_from_rows(engine: Engine) -> dict[tuple[Any, ...], dict[str, int]]:
     def ms_sum(column: Any) -> Any:
         return func.coalesce(func.sum(cast(func.round(column * 1000), Integer)), 0)
 
-    done = Job.status == "completed"
+    done = JobExecution.status == "completed"
     query = select(
-        Job.downstream_repo,
-        Job.day,
-        Job.event_type,
+        JobExecution.downstream_repo,
+        JobExecution.day,
+        JobExecution.event_type,
         func.count().label("jobs"),
         count_if(done).label("completed"),
-        count_if(Job.status != "completed").label("in_progress"),
+        count_if(JobExecution.status != "completed").label("in_progress"),
         *(
-            count_if(done & (Job.conclusion == c)).label(c)
+            count_if(done & (JobExecution.conclusion == c)).label(c)
             for c in CONCLUSIONS
             if c and c != "neutral"
         ),
-        count_if(done & (Job.conclusion.is_(None) | (Job.conclusion == "neutral"))).label("other"),
-        ms_sum(Job.queue_time).label("queue_ms_sum"),
-        func.count(Job.queue_time).label("queue_n"),
-        ms_sum(Job.execution_time).label("execution_ms_sum"),
-        func.count(Job.execution_time).label("execution_n"),
-        ms_sum(Job.duration).label("duration_ms_sum"),
-        func.count(Job.duration).label("duration_n"),
-    ).group_by(Job.downstream_repo, Job.day, Job.event_type)
+        count_if(
+            done & (JobExecution.conclusion.is_(None) | (JobExecution.conclusion == "neutral"))
+        ).label("other"),
+        ms_sum(JobExecution.queue_time).label("queue_ms_sum"),
+        func.count(JobExecution.queue_time).label("queue_n"),
+        ms_sum(JobExecution.execution_time).label("execution_ms_sum"),
+        func.count(JobExecution.execution_time).label("execution_n"),
+        ms_sum(JobExecution.duration).label("duration_ms_sum"),
+        func.count(JobExecution.duration).label("duration_n"),
+    ).group_by(JobExecution.downstream_repo, JobExecution.day, JobExecution.event_type)
     with engine.connect() as connection:
         rows = connection.execute(query).mappings().all()
     key = ("downstream_repo", "day", "event_type")
@@ -121,8 +123,12 @@ def _commits(engine: Engine) -> dict[tuple[Any, ...], tuple[int, datetime]]:
 
 def _commits_from_rows(engine: Engine) -> dict[tuple[Any, ...], tuple[int, datetime]]:
     query = select(
-        Job.downstream_repo, Job.pr_number, Job.head_sha, func.count(), func.max(Job.activity_at)
-    ).group_by(Job.downstream_repo, Job.pr_number, Job.head_sha)
+        JobExecution.downstream_repo,
+        JobExecution.pr_number,
+        JobExecution.head_sha,
+        func.count(),
+        func.max(JobExecution.activity_at),
+    ).group_by(JobExecution.downstream_repo, JobExecution.pr_number, JobExecution.head_sha)
     with engine.connect() as connection:
         rows = connection.execute(query).all()
     return {(repo, pr, sha): (n, as_utc(last)) for repo, pr, sha, n, last in rows}
@@ -141,9 +147,20 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
         prs = {
             (repo, day, event_type, pr): n
             for repo, day, event_type, pr, n in connection.execute(
-                select(Job.downstream_repo, Job.day, Job.event_type, Job.pr_number, func.count())
-                .where(Job.pr_number > 0)
-                .group_by(Job.downstream_repo, Job.day, Job.event_type, Job.pr_number)
+                select(
+                    JobExecution.downstream_repo,
+                    JobExecution.day,
+                    JobExecution.event_type,
+                    JobExecution.pr_number,
+                    func.count(),
+                )
+                .where(JobExecution.pr_number > 0)
+                .group_by(
+                    JobExecution.downstream_repo,
+                    JobExecution.day,
+                    JobExecution.event_type,
+                    JobExecution.pr_number,
+                )
             )
         }
         stored_prs = {
@@ -151,7 +168,12 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
             for r in connection.execute(select(DailyPr.__table__)).all()
         }
         raw = connection.execute(
-            select(Job.downstream_repo, Job.day, Job.queue_time, Job.execution_time)
+            select(
+                JobExecution.downstream_repo,
+                JobExecution.day,
+                JobExecution.queue_time,
+                JobExecution.execution_time,
+            )
         ).all()
         stored_buckets = {
             (b.downstream_repo, b.day, b.metric, b.bucket): b.count

@@ -10,7 +10,7 @@ from typing import Any
 from sqlalchemy import Engine, select
 from tests.hud.hud_bodies import completed, our_body, reference_body
 
-from crcr.hud.models import DailyPr, DailyRollup, Job, LatencyBucket
+from crcr.hud.models import DailyPr, DailyRollup, JobExecution, LatencyBucket
 from crcr.hud.write.ingest import HudIngestor, parse_result_body
 from crcr.hud.write.writer import purge_older_than, write_report, write_reports
 
@@ -20,7 +20,7 @@ DAY2 = datetime(2026, 11, 21, 9, 0, tzinfo=UTC)
 
 def jobs(engine: Engine) -> list[Any]:
     with engine.connect() as connection:
-        return list(connection.execute(select(Job).order_by(Job.id)).all())
+        return list(connection.execute(select(JobExecution).order_by(JobExecution.id)).all())
 
 
 def daily(engine: Engine) -> dict[tuple[str, date, str], dict[str, int]]:

@@ -76,10 +76,12 @@ async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Rel
     await relay.dispatch("d-1")
     await relay.post(callback_body("d-1"))
 
-    refused = await relay.post(callback_body("d-1", "completed", "rejected-by-hud"))
+    relay.hud.refusal = (422, "workflow.conclusion: not one this HUD knows")
+    refused = await relay.post(callback_body("d-1", "completed", "neutral"))
+    relay.hud.refusal = None
 
-    assert refused.status_code == 400  # the HUD's own answer, passed on
-    assert "conclusion" in refused.json()["detail"]
+    assert refused.status_code == 422  # the HUD's own answer, passed on
+    assert "not one this HUD knows" in refused.json()["detail"]
     assert (await relay.store.queue_stats(HUD_QUEUE)).depth == 0
     assert [event.job.state for event in relay.accepted] == [JobState.IN_PROGRESS]  # no hooks
     job = await relay.store.get_job(job_key("d-1"))
@@ -93,6 +95,22 @@ async def test_a_hud_4xx_is_passed_to_the_caller_and_the_job_put_back(relay: Rel
     assert (corrected.status_code, corrected.json()) == (200, {"status": "accepted"})
     row = relay.hud.only_row()
     assert (row["status"], row["conclusion"]) == ("completed", "failure")
+
+
+async def test_a_value_our_hud_would_refuse_is_refused_before_the_job_moves(
+    relay: Relay,
+) -> None:
+    await relay.dispatch("d-1")
+    await relay.post(callback_body("d-1"))
+    writes = relay.hud.writes
+
+    refused = await relay.post(callback_body("d-1", "completed", "Rejected-By-HUD"))
+
+    assert refused.status_code == 400
+    assert refused.json()["detail"].startswith("workflow.conclusion: is not a check-run")
+    assert relay.hud.writes == writes
+    job = await relay.store.get_job(job_key("d-1"))
+    assert job is not None and job.state == JobState.IN_PROGRESS
 
 
 async def test_a_slow_hud_costs_the_caller_no_more_than_the_budget(relay: Relay) -> None:

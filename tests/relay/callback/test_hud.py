@@ -22,7 +22,8 @@ from tests.relay.callback_harness import (
 )
 
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
+from crcr.hud.write import ingest
 from crcr.hud.write.ingest import HudIngestor
 from crcr.relay.results.forwarder import InProcessHudTransport
 from crcr.sandbox.oidc_issuer import SandboxIssuer
@@ -57,7 +58,7 @@ async def relay(
 
 def rows(engine: Engine) -> list[Any]:
     with engine.connect() as connection:
-        return list(connection.execute(select(Job.__table__)).mappings())
+        return list(connection.execute(select(JobExecution.__table__)).mappings())
 
 
 async def test_a_job_reported_through_the_relay_lands_in_the_results_store(
@@ -110,3 +111,21 @@ async def test_a_nightly_self_report_is_stored_against_the_tested_commit(
     assert response.json() == {"status": "accepted"}
     (row,) = rows(engine)
     assert (row["event_type"], row["head_sha"], row["pr_number"]) == ("nightly", NIGHTLY_SHA, 0)
+
+
+async def test_the_hud_in_process_is_handed_the_checked_report_not_a_body_to_parse(
+    relay: Relay, engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[object] = []
+    monkeypatch.setattr(ingest, "parse_result_body", lambda *a, **k: parsed.append(a))
+    await relay.dispatch("d-1")
+
+    await relay.post(callback_body("d-1"))
+    await relay.post(callback_body("d-1", "completed", "failure"))
+    await relay.post(callback_body(NIGHTLY_SHA, "completed", "success", event_type="nightly"))
+
+    assert parsed == []  # the relay's schema was the one parse
+    assert sorted((row["event_type"], row["conclusion"]) for row in rows(engine)) == [
+        ("nightly", "success"),
+        ("pull_request", "failure"),
+    ]

@@ -31,6 +31,7 @@ opener, signing_key, issuer, relay = (
 )
 
 GITHUB_MAX_LABELS, GITHUB_MAX_LABEL_CHARS = 100, 50
+LONGEST_TIME = "2026-01-01T00:00:00.123456+05:30:00.1234"  # ISO-8601, at the 40-character cap
 VERDICT = {
     "schema_version": 1,
     "category": "backend",
@@ -108,7 +109,7 @@ async def test_a_callback_at_every_cap_stays_inside_the_stated_bound(relay: Rela
         url=f"https://github.com/{L2_REPO}/actions/runs/{'9' * 40}/job/" + "9" * 20,
         schema_version="1" * 40,
         check_run_id="c" * 40,
-        started_at="s" * 40,
+        started_at=LONGEST_TIME,
         artifact_url="https://example.org/" + "a" * 1980,
         test_results={
             "passed": 10**9,
@@ -118,11 +119,10 @@ async def test_a_callback_at_every_cap_stays_inside_the_stated_bound(relay: Rela
         },
     )
 
-    # The HUD refuses such values itself (a timestamp that is not one, a 40-letter
-    # conclusion); down, it refuses nothing, and the relay keeps the job as it would.
+    # Down, the HUD stores nothing, and the relay keeps the job as it would.
     relay.hud.down = True
     started = await relay.post(body)
-    body["workflow"].update(status="completed", conclusion="c" * 40, completed_at="e" * 40)
+    body["workflow"].update(status="completed", conclusion="c" * 30, completed_at=LONGEST_TIME)
     finished = await relay.post(body)
 
     assert (started.status_code, finished.status_code) == (202, 202), finished.text

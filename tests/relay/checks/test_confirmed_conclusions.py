@@ -20,12 +20,12 @@ from tests.relay.checks_harness import (
     world,
 )
 
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
 from crcr.relay.allowlist.model import Level
 from crcr.relay.checks.confirmer import CONFIRM_QUEUE
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
-from crcr.relay.jobs.job import Job as RelayJob
+from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.sweeper.report import SweepReport
 from crcr.sandbox.github_jobs import ActionsJob
@@ -70,7 +70,9 @@ def hud_row(world: World, repo: str) -> Any:
     assert world.runtime.hud is not None
     with world.runtime.hud.engine.connect() as connection:
         rows = list(
-            connection.execute(select(Job.__table__).where(Job.downstream_repo == repo)).mappings()
+            connection.execute(
+                select(JobExecution.__table__).where(JobExecution.downstream_repo == repo)
+            ).mappings()
         )
     (row,) = rows
     return row
@@ -149,7 +151,7 @@ async def test_a_completion_the_sweeper_redoes_is_confirmed_too(world: World) ->
     assert confirmer is not None
     workflow = {"name": "ci", "job_name": "test", "check_run_id": str(JOB_ID)}
     context = UpstreamContext("pytorch/pytorch", "pull_request", "a" * 40, 1)
-    job = RelayJob(
+    job = Job(
         key="job-redone",
         state=JobState.COMPLETED,
         verified_repo=L2_REPO,

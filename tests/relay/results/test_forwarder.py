@@ -19,7 +19,7 @@ from starlette.routing import Route
 
 from crcr.config.settings import Settings
 from crcr.hud.db import create_results_engine, migrate
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
 from crcr.hud.write.ingest import HudIngestor
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.jobs.lifecycle import JobState
@@ -86,9 +86,9 @@ def engine(tmp_path: Path) -> Iterator[Engine]:
     created.dispose()
 
 
-def jobs(engine: Engine) -> list[Job]:
+def jobs(engine: Engine) -> list[JobExecution]:
     with engine.connect() as connection:
-        return list(connection.execute(select(Job)).all())  # type: ignore[arg-type]
+        return list(connection.execute(select(JobExecution)).all())  # type: ignore[arg-type]
 
 
 class ScriptedHud:

@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 from crcr.cli import sweep as sweep_cli
 from crcr.hud.db import create_results_engine
-from crcr.hud.models import Job
+from crcr.hud.models import JobExecution
 from crcr.relay.jobs.events import JobHook, JobTransitioned
 from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
@@ -693,7 +693,7 @@ async def queue_one_hud_row(tmp_path: Path, *, lock_holder: str | None = None) -
 def hud_rows(tmp_path: Path) -> list[tuple[Any, ...]]:
     engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}")
     with engine.connect() as connection:
-        rows = connection.execute(select(Job.status, Job.head_sha)).all()
+        rows = connection.execute(select(JobExecution.status, JobExecution.head_sha)).all()
     engine.dispose()
     return [tuple(row) for row in rows]
 

@@ -6,8 +6,9 @@ from. `trusted` (written by the relay) is authoritative for identity, level and 
 Without it (PyTorch's relay) the upstream context comes from the echoed webhook payload,
 as the reference HUD reads it.
 
-`HudIngestor` is the one entry point for writes: the HTTP route and the relay's
-in-process forwarding both call `ingest`, so both get the same checks and answers.
+`HudIngestor` is the one entry point for writes: the HTTP route (and the relay's retry
+queue) hand it bodies to `ingest`; the relay in this process hands it the typed report
+of a callback its schema already checked with the same rules (`ingest_report`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
+from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.writer import write_reports
@@ -34,7 +36,6 @@ NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
 SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
 STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-_WORD = re.compile(r"^[a-z_]{1,30}$")
 log = logging.getLogger(__name__)
 
 MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the writer
@@ -105,10 +106,9 @@ def _timestamp(source: Mapping[str, Any], key: str, path: str) -> datetime | Non
     if not isinstance(value, str):
         raise Invalid(f"{path}.{key} must be an ISO-8601 string or null")
     try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        raise Invalid(f"{path}.{key} is not an ISO-8601 timestamp") from None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+        return utc_timestamp(value)
+    except ValueError as exc:
+        raise Invalid(f"{path}.{key} {exc}") from None
 
 
 def _pr_number(value: Any, path: str) -> int:
@@ -201,11 +201,13 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
     if status not in STATUSES:
         raise Invalid(f"{wf}.status must be one of {', '.join(sorted(STATUSES))}")
     conclusion = _text(workflow, "conclusion", wf, max_len=30, required=False)
-    if conclusion is not None and not _WORD.match(conclusion):
-        raise Invalid(f"{wf}.conclusion is not a check-run conclusion")
+    if conclusion is not None and (problem := conclusion_problem(conclusion)):
+        raise Invalid(f"{wf}.conclusion {problem}")
     attempt_text = _text(workflow, "run_attempt", wf, max_len=9, required=False) or "1"
-    if not attempt_text.isdigit() or int(attempt_text) < 1:
-        raise Invalid(f"{wf}.run_attempt must be a positive integer")
+    try:
+        run_attempt = run_attempt_number(attempt_text)
+    except ValueError as exc:
+        raise Invalid(f"{wf}.run_attempt {exc}") from None
 
     results_raw = workflow.get("test_results")
     results = _object(results_raw, f"{wf}.test_results") if results_raw is not None else {}
@@ -230,7 +232,7 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
         workflow_name=_required(workflow, "name", wf, max_len=300),
         job_name=_text(workflow, "job_name", wf, max_len=300, required=False) or "",
         run_id=_required(workflow, "run_id", wf, max_len=40),
-        run_attempt=int(attempt_text),
+        run_attempt=run_attempt,
         check_run_id=_text(workflow, "check_run_id", wf, max_len=40, required=False) or "",
         status=status,
         conclusion=conclusion,
@@ -279,7 +281,14 @@ class HudIngestor:
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `Invalid` for a body the HUD refuses."""
-        report = parse_result_body(body, allow_http=self._allow_http)
+        return await self.ingest_report(parse_result_body(body, allow_http=self._allow_http))
+
+    async def ingest_report(self, report: JobReport) -> IngestResult:
+        """Store one report the relay in this process built from a callback it checked.
+
+        Its fields already passed the HUD's rules (`fields`, `crcr.failure_detail`) in the
+        relay's schema, so there is nothing left to parse.
+        """
         outcome: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         self._pending.append((report, self._clock(), outcome))
         if self._writer is None or self._writer.done():

@@ -20,6 +20,7 @@ from typing import Any
 
 from crcr.relay.allowlist.model import Level
 from crcr.relay.callback.deps import CallbackDeps
+from crcr.relay.callback.hud_report import hud_report
 from crcr.relay.callback.schema import CallbackBody, ParsedCallback
 from crcr.relay.jobs.dispatch import DispatchRecord
 from crcr.relay.jobs.events import JobTransitioned, run_hooks
@@ -123,8 +124,19 @@ async def process_job_callback(
     hud_body = job_hud_body(
         job, execution_time=execution_time, callback_payload=document, level=str(level)
     )
-    expect = HudExpectation.of(job)
-    result = await deps.forwarder.forward(hud_body, expect=expect, budget=deps.forward_budget)
+    report = None
+    if deps.forwarder.takes_reports:
+        report = hud_report(
+            callback,
+            verified_repo=verified_repo,
+            level=str(level),
+            context=job.dispatch.context,
+            queue_time=job.queue_time,
+            execution_time=execution_time,
+        )
+    result = await deps.forwarder.forward(
+        hud_body, report=report, expect=HudExpectation.of(job), budget=deps.forward_budget
+    )
     if result.delivery is Delivery.REJECTED:
         await _undo_transition(deps, key, job.state, transition.previous)
         return JobOutcome(verdict, result)

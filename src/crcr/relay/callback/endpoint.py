@@ -31,6 +31,7 @@ from crcr.relay.callback.accept import (
 )
 from crcr.relay.callback.binding import bind_to_dispatch
 from crcr.relay.callback.deps import CallbackDeps
+from crcr.relay.callback.hud_report import hud_report
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
@@ -44,9 +45,9 @@ from crcr.relay.callback.token_binding import (
     check_run_matches_token,
     with_pinned_run_url,
 )
-from crcr.relay.jobs.dispatch import DispatchRecord
+from crcr.relay.jobs.dispatch import DispatchRecord, UpstreamContext
 from crcr.relay.jobs.lifecycle import ReportedStatus
-from crcr.relay.results.body import build_hud_body
+from crcr.relay.results.body import build_hud_body, dispatch_section
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.error_bodies import error_body, new_request_id
 from crcr.web.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
@@ -333,21 +334,31 @@ async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:
     """Forward a nightly/periodic result as informational: no dispatch, no state machine."""
-    body = checked.callback.body
-    document = callback_payload_for(deps, checked.callback)
+    tested = UpstreamContext(
+        upstream_repo=deps.settings.upstream_repo,
+        event_type=checked.callback.body.event_type or "",
+        head_sha=checked.sha,
+        pr_number=None,
+    )
     hud_body = build_hud_body(
         verified_repo=checked.verified_repo,
         level=str(checked.level),
         queue_time=None,
         execution_time=None,
-        dispatch={
-            "upstream_repo": deps.settings.upstream_repo,
-            "event_type": body.event_type,
-            "head_sha": checked.sha,
-            "pr_number": None,
-        },
-        callback_payload=document,
+        dispatch=dispatch_section(tested),
+        callback_payload=callback_payload_for(deps, checked.callback),
         extra_trusted={"informational": True, "sha_verified": checked.sha_verified},
     )
+    report = None
+    if deps.forwarder.takes_reports:
+        report = hud_report(
+            checked.callback,
+            verified_repo=checked.verified_repo,
+            level=str(checked.level),
+            context=tested,
+            queue_time=None,
+            execution_time=None,
+        )
     # No job moved, so no hooks: a self-report gets no check run and no confirmation.
-    return forward_answer(await deps.forwarder.forward(hud_body, budget=deps.forward_budget))
+    forwarded = await deps.forwarder.forward(hud_body, report=report, budget=deps.forward_budget)
+    return forward_answer(forwarded)

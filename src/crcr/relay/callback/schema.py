@@ -24,6 +24,7 @@ from pydantic import (
 
 from crcr.failure_detail.visible_text import has_format_characters, visible
 from crcr.failure_detail.workflow import sanitise_failure_detail
+from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.web.json_body import InvalidJson, load_json
 from crcr.web.refusal import Invalid, TooLarge
@@ -145,6 +146,27 @@ class Workflow(BaseModel):
         sanitised, problems = sanitise_failure_detail(data)
         sanitised["failure_detail_problems"] = problems
         return sanitised
+
+    # The HUD's own rules (`hud.write.fields`): what is accepted here, the HUD stores.
+    @field_validator("conclusion")
+    @classmethod
+    def _check_run_conclusion(cls, value: str | None) -> str | None:
+        if value and (problem := conclusion_problem(value)):
+            raise ValueError(problem)
+        return value
+
+    @field_validator("run_attempt")
+    @classmethod
+    def _positive_attempt(cls, value: str) -> str:
+        run_attempt_number(value)
+        return value
+
+    @field_validator("started_at", "completed_at")
+    @classmethod
+    def _iso_time(cls, value: str | None) -> str | None:
+        if value:
+            utc_timestamp(value)
+        return value
 
     @field_validator("url", "artifact_url")
     @classmethod

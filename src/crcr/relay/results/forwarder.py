@@ -20,13 +20,14 @@ from typing import Any, Protocol
 import httpx
 
 from crcr.config.settings import Settings
+from crcr.hud.write.report import JobReport
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
-from crcr.web.retry_policy import Backoff
+from crcr.web.retry_policy import Backoff, retrying
 
 log = logging.getLogger(__name__)
 
@@ -56,33 +57,48 @@ class HudTransport(Protocol):
     `wants_echoed_payload`: whether the HUD reads the echoed webhook payload. Ours takes
     the upstream facts from `trusted.dispatch`; a HUD reached over HTTP may be PyTorch's,
     which reads them from the payload, so it gets the callback body as received.
+    `takes_reports`: whether it stores the typed `JobReport` of a checked callback
+    (the HUD in this process) rather than parsing the body again.
     """
 
     wants_echoed_payload: bool
+    takes_reports: bool
 
-    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
-        """Deliver `body`; raise `HudUnreachable` when the HUD cannot answer."""
+    async def send(
+        self, body: Mapping[str, Any], *, within: float, report: JobReport | None = None
+    ) -> HudResponse:
+        """Deliver `body` (or its `report`); raise `HudUnreachable` when the HUD cannot answer."""
 
 
 class Ingestor(Protocol):
-    """The in-process HUD's ingestion entry point (sync or async)."""
+    """The in-process HUD's ingestion entry points (sync or async); both raise `Refused`
+    (a 4xx) to refuse, as the HTTP route answers."""
 
     def ingest(self, body: Mapping[str, Any]) -> Any:
-        """Store one body; raise `Refused` (a 4xx) to refuse it, as the HTTP route answers."""
+        """Store one §6 body (one queued for retry)."""
+
+    def ingest_report(self, report: JobReport) -> Any:
+        """Store the report of a callback checked in this process."""
 
 
 class InProcessHudTransport:
-    """Hand bodies to the HUD running in this process."""
+    """Hand reports (or, from the retry queue, bodies) to the HUD running in this process."""
 
     wants_echoed_payload = False
+    takes_reports = True
 
     def __init__(self, ingestor: Ingestor) -> None:
         self._ingestor = ingestor
 
-    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
+    async def send(
+        self, body: Mapping[str, Any], *, within: float, report: JobReport | None = None
+    ) -> HudResponse:
         try:
             async with asyncio.timeout(within):
-                result = self._ingestor.ingest(body)
+                if report is not None:
+                    result = self._ingestor.ingest_report(report)
+                else:
+                    result = self._ingestor.ingest(body)
                 if inspect.isawaitable(result):
                     await result
         except TimeoutError:
@@ -111,6 +127,7 @@ class HttpHudTransport:
     """
 
     wants_echoed_payload = True
+    takes_reports = False
 
     def __init__(
         self,
@@ -135,14 +152,14 @@ class HttpHudTransport:
         """Close the transport's own connections."""
         await self._pools.aclose()
 
-    async def send(self, body: Mapping[str, Any], *, within: float) -> HudResponse:
+    async def send(
+        self, body: Mapping[str, Any], *, within: float, report: JobReport | None = None
+    ) -> HudResponse:
         deadline = time.monotonic() + within
         content = encode_bytes(body)  # orjson: several times faster than httpx's json=
-        problem = "no attempt made"
-        for attempt in range(self._attempts):
+
+        async def attempt() -> HudResponse:
             remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                break
             try:
                 # httpx's timeout covers each phase; this one bounds the whole exchange.
                 async with asyncio.timeout(remaining):
@@ -150,15 +167,18 @@ class HttpHudTransport:
                         self._url, content=content, headers=self._headers, timeout=remaining
                     )
             except (httpx.TransportError, TimeoutError) as exc:
-                problem = f"{type(exc).__name__} talking to the HUD"
-            else:
-                if response.status_code < 500:
-                    return HudResponse(response.status_code, _short(response.text))
-                problem = f"the HUD answered HTTP {response.status_code}"
-            delay = self._backoff.delay(attempt)
-            if attempt + 1 < self._attempts and deadline - time.monotonic() > delay:
-                await asyncio.sleep(delay)
-        raise HudUnreachable(problem)
+                raise HudUnreachable(f"{type(exc).__name__} talking to the HUD") from None
+            if response.status_code >= 500:
+                raise HudUnreachable(f"the HUD answered HTTP {response.status_code}")
+            return HudResponse(response.status_code, _short(response.text))
+
+        return await retrying(
+            attempt,
+            backoff=self._backoff,
+            retry_on=HudUnreachable,
+            tries=self._attempts,
+            deadline=deadline,
+        )
 
 
 def _short(text: str) -> str:
@@ -194,6 +214,7 @@ class HudForwarder:
 
     def __init__(self, transport: HudTransport, store: RetryQueue, *, timeout: float) -> None:
         self.wants_echoed_payload = transport.wants_echoed_payload
+        self.takes_reports = transport.takes_reports
         self.transport = transport
         self._store = store
         self._timeout = timeout
@@ -206,11 +227,17 @@ class HudForwarder:
             await close()
 
     async def try_send(
-        self, body: Mapping[str, Any], *, within: float | None = None
+        self,
+        body: Mapping[str, Any],
+        *,
+        within: float | None = None,
+        report: JobReport | None = None,
     ) -> ForwardResult:
         """One delivery attempt (with the transport's short retries), nothing queued."""
         try:
-            response = await self.transport.send(body, within=within or self._timeout)
+            response = await self.transport.send(
+                body, within=within or self._timeout, report=report
+            )
         except HudUnreachable as exc:
             return ForwardResult(Delivery.FAILED, 503, str(exc))
         if 200 <= response.status_code < 300:
@@ -227,15 +254,17 @@ class HudForwarder:
         self,
         body: Mapping[str, Any],
         *,
+        report: JobReport | None = None,
         expect: HudExpectation | None = None,
         budget: float | None = None,
     ) -> ForwardResult:
         """Deliver now, or queue for the sweeper; `expect` is kept with the queued item.
 
-        `expect` is the job state the body stands for: a queued in_progress must not
-        overwrite a completed row that overtook it (`retry`).
+        `report` is the body's typed row, for a transport that `takes_reports`; the
+        queue keeps the body. `expect` is the job state the body stands for: a queued
+        in_progress must not overwrite a completed row that overtook it (`retry`).
         """
-        result = await self.try_send(body, within=budget)
+        result = await self.try_send(body, within=budget, report=report)
         if result.delivery is not Delivery.FAILED:
             HUD_FORWARDS.labels(result=str(result.delivery)).inc()
             return result
