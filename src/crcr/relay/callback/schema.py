@@ -78,7 +78,12 @@ def _optional_string_or_integer(value: Any) -> Any:
     return _string_or_integer(value)
 
 
-RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer), Field(max_length=MAX_ID_CHARS)]
+# Not empty (the document says so too: `run_id: ""` was schema-valid, then refused).
+RunIdentifier = Annotated[
+    str,
+    BeforeValidator(_string_or_integer),
+    Field(min_length=1, max_length=MAX_ID_CHARS),
+]
 # The length bound sits on the string alone: on the union it would be applied to None too.
 OptionalIdentifier = Annotated[
     Annotated[str, Field(max_length=MAX_ID_CHARS)] | None,
