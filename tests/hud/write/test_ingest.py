@@ -198,3 +198,14 @@ def test_an_integral_float_is_read_as_its_integer() -> None:
     report = parse_result_body(body)
 
     assert (report.pr_number, report.run_id) == (101, "9001")
+
+
+def test_format_characters_in_names_from_another_relay_are_dropped() -> None:
+    # Issue 33 item 20: PyTorch's relay passes a downstream's names on unchecked.
+    body = reference_body()
+    workflow = body["untrusted"]["callback_payload"]["workflow"]
+    workflow["name"], workflow["job_name"] = "\u202eci", "te\u200bst"
+
+    report = parse_result_body(body)
+
+    assert (report.workflow_name, report.job_name) == ("ci", "test")

@@ -24,6 +24,7 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine
 
+from crcr.failure_detail.visible_text import visible
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
@@ -247,8 +248,10 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
         pr_number=pr_number,
         head_sha=head_sha,
         delivery_id=delivery_id,
-        workflow_name=_required(workflow, "name", wf, max_len=300),
-        job_name=_text(workflow, "job_name", wf, max_len=300, required=False) or "",
+        # Shown on the pages: invisible format characters (bidi overrides) are dropped, as
+        # the relay drops them; a body from another relay may still carry them.
+        workflow_name=visible(_required(workflow, "name", wf, max_len=300)),
+        job_name=visible(_text(workflow, "job_name", wf, max_len=300, required=False) or ""),
         run_id=_required(workflow, "run_id", wf, max_len=40),
         run_attempt=run_attempt,
         check_run_id=_text(workflow, "check_run_id", wf, max_len=40, required=False) or "",
