@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.ops.metrics_exposition import exposition
+from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
@@ -23,7 +24,7 @@ from crcr.web.api_docs import mount_api_docs
 from crcr.web.error_bodies import install_error_handlers
 from crcr.web.http_wire import add_wire_middleware
 from crcr.web.openapi_document import complete_openapi
-from crcr.web.readiness import RESPONSES, readiness
+from crcr.web.readiness import RESPONSES, NotReady, readiness
 from crcr.web.security_headers import SecurityHeaders
 from crcr.web.web_urls import github_web_url
 
@@ -122,6 +123,8 @@ def create_app(
         checks = {"state store": runtime.store.ping}
         if runtime.hud is not None:
             checks["results store"] = runtime.hud.ping
+        if getattr(runtime, "allowlist", None) is not None:
+            checks["allowlist"] = _allowlist_ping(runtime.allowlist)
         return await readiness(checks)
 
     @app.get("/metrics", tags=["ops"], include_in_schema=False)
@@ -130,6 +133,18 @@ def create_app(
         return Response(exposition(), media_type=CONTENT_TYPE_LATEST)
 
     return app
+
+
+def _allowlist_ping(allowlist: Callable[[], Awaitable[object]]) -> Callable[[], Awaitable[None]]:
+    """Readiness of the allowlist: not ready while none is in force (SPEC §3)."""
+
+    async def ping() -> None:
+        try:
+            await allowlist()
+        except AllowlistUnavailable as exc:
+            raise NotReady(str(exc)) from None
+
+    return ping
 
 
 def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:

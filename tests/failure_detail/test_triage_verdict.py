@@ -230,3 +230,21 @@ def test_the_size_counts_utf8_bytes_not_characters() -> None:
 def test_sanitising_twice_changes_nothing() -> None:
     once = sanitise_triage_verdict(verdict(summary="s" * 2000, schema_version="1")).verdict
     assert sanitise_triage_verdict(once).verdict == once
+
+
+@pytest.mark.parametrize("depth", [990, 1_000, 5_000])
+def test_a_verdict_nested_past_the_stack_is_dropped_not_raised(depth: int) -> None:
+    deep: Any = []
+    for _ in range(depth):
+        deep = [deep]
+    result = sanitise_triage_verdict(verdict(deep=deep))
+    assert result.verdict is None
+    assert result.reason is not None and "nested deeper than" in result.reason
+
+
+def test_format_characters_are_stripped_from_the_verdicts_text() -> None:
+    raw = verdict(summary="looks \u202eupstream\u200b", evidence=[{"test": "t\u2066x"}])
+    kept = sanitise_triage_verdict(raw).verdict
+    assert kept is not None
+    assert kept["summary"] == "looks upstream"
+    assert kept["evidence"] == [{"test": "tx"}]

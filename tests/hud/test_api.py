@@ -328,3 +328,39 @@ async def test_an_empty_token_configured_in_code_lets_no_empty_header_in(
         response = await post(client, our_body(), token="")
 
     assert response.status_code == 401
+
+
+@pytest.mark.parametrize(
+    ("path", "params", "field"),
+    [
+        ("/api/crcr/pr/9223372036854775808", {}, "number"),
+        ("/api/crcr/pr/99999999999999999999999999", {}, "number"),
+        ("/api/crcr/backends/org/repo", {"page": "4611686018427387904"}, "page"),
+        ("/api/crcr/backends/org/repo", {"page": "9223372036854775808"}, "page"),
+    ],
+)
+async def test_an_integer_past_64_bits_is_a_422_naming_the_parameter(
+    client: httpx.AsyncClient, clock: Clock, path: str, params: dict[str, str], field: str
+) -> None:
+    # Issue 33 item 16: the database cannot take such a number (or an offset made from
+    # it); each was a 500 with two tracebacks.
+    assert (await post(client, our_body(repo="org/repo"))).status_code == 200
+
+    response = await client.get(path, params=params)
+
+    assert response.status_code == 422, response.text
+    assert field in json.dumps(response.json())
+
+
+async def test_the_reads_answer_empty_for_numbers_the_database_cannot_hold(
+    client: httpx.AsyncClient, engine: Engine
+) -> None:
+    # The HTML pages call the same reads with numbers they parsed themselves.
+    assert (await post(client, our_body(repo="org/repo"))).status_code == 200
+    queries = HudQueries(engine)
+
+    view = await queries.pr(2**63)
+    page = await queries.backend("org/repo", 7, page=2**62)
+
+    assert view.backends == ()
+    assert page is not None and page.rows == () and page.pagination.total_rows == 1

@@ -292,7 +292,10 @@ async def test_token_issued_in_the_future_is_rejected(
     verifier: OidcVerifier, github: SandboxIssuer, clock: Clock
 ) -> None:
     later = int(clock.now) + 600
-    token = github.mint_actions_token("acme/backend", audience=AUDIENCE, iat=later, nbf=None)
+    # nbf in time, so that iat is what fails (a null nbf is itself refused, as PyJWT does).
+    token = github.mint_actions_token(
+        "acme/backend", audience=AUDIENCE, iat=later, nbf=int(clock.now)
+    )
     assert await rejection(verifier, bearer(token)) == "token was issued in the future (iat)"
 
 

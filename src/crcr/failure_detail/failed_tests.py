@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from crcr.failure_detail.visible_text import visible
+
 MAX_ENTRIES = 100
 MAX_NAME = 300
 MAX_FILE = 300
@@ -40,8 +42,9 @@ def _entry(raw: object) -> dict[str, str] | None:
             continue
         if not isinstance(value, str):
             return None
-        if value.strip():
-            entry[field] = value.strip()[:limit]
+        value = visible(value).strip()
+        if value:
+            entry[field] = value[:limit]
     return entry if "name" in entry else None
 
 

@@ -19,6 +19,8 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from crcr.failure_detail.visible_text import has_format_characters, visible
+
 SCHEMA_VERSION = 1
 CATEGORIES = ("upstream", "backend", "infra", "flake", "unknown")
 CONFIDENCES = ("high", "medium", "low")
@@ -30,6 +32,9 @@ MAX_SHORT = 200
 MAX_EXCERPT = 1000
 MAX_URL = 500
 ANALYZER_FIELDS = ("name", "version", "model", "prompt_version")
+MAX_DEPTH = 32
+"""Levels of nesting a verdict may have: schema v1 needs three; the request body may
+have 1,024, past the depth at which `json.dumps` overflows Python's stack."""
 
 _COMMIT = re.compile(r"[0-9a-fA-F]{7,40}")
 
@@ -50,7 +55,7 @@ def _text(value: object, field: str, limit: int) -> str:
     """A non-empty string, stripped and truncated; numbers are not coerced (an analyzer bug)."""
     if not isinstance(value, str):
         raise _Dropped(f"{field}: must be a string")
-    text = value.strip()
+    text = visible(value).strip()
     if not text:
         raise _Dropped(f"{field}: must not be empty")
     return text[:limit]
@@ -58,7 +63,7 @@ def _text(value: object, field: str, limit: int) -> str:
 
 def _optional_text(value: object, field: str, limit: int) -> str | None:
     """Like `_text`, but absent, null and blank mean "not given"."""
-    if value is None or (isinstance(value, str) and not value.strip()):
+    if value is None or (isinstance(value, str) and not visible(value).strip()):
         return None
     return _text(value, field, limit)
 
@@ -92,8 +97,10 @@ def is_safe_log_url(url: str) -> bool:
     and control characters (which can end a Markdown link early and start another), and
     URLs over `MAX_URL` characters — truncating a URL would point it somewhere else.
     """
-    if len(url) > MAX_URL or any(
-        c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in url
+    if (
+        len(url) > MAX_URL
+        or has_format_characters(url)
+        or any(c.isspace() or ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F for c in url)
     ):
         return False
     try:
@@ -171,7 +178,24 @@ def _analyzed_at(value: object) -> str:
     return text
 
 
+def _nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, Mapping | list)
+            for child in (item.values() if isinstance(item, Mapping) else item)
+        ]
+        if not level:
+            return False
+    return True
+
+
 def _encoded_size(raw: Mapping[str, Any]) -> int:
+    if _nested_deeper_than(raw, MAX_DEPTH):
+        raise _Dropped(f"nested deeper than {MAX_DEPTH} levels")
     try:
         encoded = json.dumps(raw, separators=(",", ":"), ensure_ascii=False, default=str)
     except (TypeError, ValueError):

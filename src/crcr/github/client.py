@@ -174,6 +174,11 @@ class GitHubClient:
         data = response.json()
         return InstallationToken(data["token"], _epoch(data["expires_at"]))
 
+    async def app(self) -> dict[str, Any]:
+        """The App itself (`GET /app`: id, slug, …); its bot account is `<slug>[bot]`."""
+        response = await self._http.request("GET", "/app", auth=self._app_auth)
+        return dict(response.json())
+
     async def installation_token(self, repo: str) -> str:
         """An installation token that may act on `repo` (cached; see `InstallationTokens`)."""
         return await self.tokens.token_for(repo)
@@ -245,13 +250,7 @@ class GitHubClient:
         self, repo: str, body: bytes, *, max_retries: int | None = None
     ) -> None:
         """Send a dispatch whose body `encode_dispatch` built once for every repo."""
-        await self._repo_call(
-            "POST",
-            repo,
-            "/dispatches",
-            content=body,
-            max_retries=max_retries,
-        )
+        await self._repo_call("POST", repo, "/dispatches", content=body, max_retries=max_retries)
 
     async def create_check_run(
         self, repo: str, *, max_retries: int | None = None, **fields: Any

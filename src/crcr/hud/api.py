@@ -15,12 +15,12 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request
 from pydantic import BaseModel, SecretStr
 
 from crcr.hud.queries import MAX_WINDOW_DAYS, HudQueries
-from crcr.hud.reads.backend import BackendPage
+from crcr.hud.reads.backend import MAX_PAGE, BackendPage
 from crcr.hud.reads.find import MAX_QUERY, FindResult
 from crcr.hud.reads.freshness import Freshness
 from crcr.hud.reads.latency import LatencyPoint
 from crcr.hud.reads.periodic import PeriodicRow
-from crcr.hud.reads.pr import PrView
+from crcr.hud.reads.pr import MAX_PR_NUMBER, PrView
 from crcr.hud.reads.summary import Summary
 from crcr.hud.write.ingest import HudIngestor
 from crcr.web.error_bodies import ErrorBody
@@ -118,7 +118,7 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
         org: Annotated[str, Path(max_length=100)],
         repo: Annotated[str, Path(max_length=100)],
         days: Days = 7,
-        page: Annotated[int, Query(ge=1)] = 1,
+        page: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 1,
         per_page: Annotated[int, Query(ge=1, le=100)] = 25,
         event_type: EventType = None,
     ) -> BackendPage:
@@ -131,7 +131,7 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
         return found
 
     @router.get("/pr/{number}", response_model=PrView)
-    async def pr(hud: HudDep, number: Annotated[int, Path(ge=1)]) -> PrView:
+    async def pr(hud: HudDep, number: Annotated[int, Path(ge=1, le=MAX_PR_NUMBER)]) -> PrView:
         """Every backend's jobs for an upstream PR."""
         return await hud.queries.pr(number)
 

@@ -24,6 +24,7 @@ from crcr.hud.reads.freshness import Freshness, read_freshness
 from crcr.hud.reads.latency import LatencyPoint, read_latency
 from crcr.hud.reads.periodic import PeriodicRow, read_periodic
 from crcr.hud.reads.pr import PrView, read_pr
+from crcr.hud.reads.shared import SharedReads
 from crcr.hud.reads.summary import Summary, read_summary
 
 WINDOW_CHOICES = (1, 7, 14, 30)
@@ -38,6 +39,7 @@ class HudQueries:
 
     def __init__(self, engine: Engine) -> None:
         self._engine = engine
+        self._heavy = SharedReads()
 
     async def summary(
         self, window_days: int, event_type: str | None = None, *, now: datetime | None = None
@@ -56,7 +58,7 @@ class HudQueries:
         now: datetime | None = None,
     ) -> BackendPage | None:
         """A backend's figures and its recent commits' job matrix; None if unknown."""
-        return await to_thread.run_sync(
+        return await self._heavy.bounded(
             read_backend_page,
             self._engine,
             repo,
@@ -78,14 +80,18 @@ class HudQueries:
     async def latency_percentiles(
         self, window_days: int, *, now: datetime | None = None
     ) -> tuple[LatencyPoint, ...]:
-        """Per backend per day p50/p90/p99 of queue and execution time."""
-        return await to_thread.run_sync(read_latency, self._engine, window_days, now)
+        """Per backend per day p50/p90/p99 of queue and execution time (shared, kept)."""
+        if now is not None:
+            return await self._heavy.bounded(read_latency, self._engine, window_days, now)
+        version = (await self.freshness()).version
+        key = self._heavy.key(("latency", window_days), version)
+        return await self._heavy.shared(key, read_latency, self._engine, window_days, None)
 
     async def periodic(
         self, window_days: int, *, now: datetime | None = None
     ) -> tuple[PeriodicRow, ...]:
         """Nightly/periodic view: latest tested upstream SHA and pass rate per backend."""
-        return await to_thread.run_sync(read_periodic, self._engine, window_days, now)
+        return await self._heavy.bounded(read_periodic, self._engine, window_days, now)
 
     async def find(self, query: str) -> FindResult:
         """The PRs, commits and backends a find-box query names."""

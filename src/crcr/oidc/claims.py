@@ -7,6 +7,7 @@ signature live in `jwks.py` and `verifier.py`.
 from __future__ import annotations
 
 import base64
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -138,27 +139,38 @@ def check_registered_claims(claims: Mapping[str, Any], *, issuer: str, audience:
             raise TokenRejected("token is invalid")
 
 
-def _number(claims: Mapping[str, Any], name: str) -> float | None:
-    value = claims.get(name)
-    if value is None:
+def _timestamp(claims: Mapping[str, Any], name: str) -> int | None:
+    """A NumericDate claim as PyJWT reads it (`int()`, truncating); None when absent.
+
+    Present means checked: a null, a NaN or an infinity is no time at all (a NaN `exp`
+    would never expire), so it is refused, as PyJWT refuses it. Integers are kept
+    exact: one past float range must be compared, not converted (an OverflowError).
+    Strings and booleans, which PyJWT would coerce, are refused.
+    """
+    if name not in claims:
         return None
+    value = claims[name]
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise TokenRejected(f"token {name} claim is not a number")
-    return float(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise TokenRejected(f"token {name} claim is not a number")
+        return int(value)
+    return value
 
 
 def check_times(claims: Mapping[str, Any], *, now: float, leeway: float) -> None:
     """Refuse expired, not-yet-valid and future-issued tokens, allowing `leeway` seconds."""
-    expires = _number(claims, "exp")
+    expires = _timestamp(claims, "exp")
     if expires is None:
         raise TokenRejected("token lacks the required exp claim")
-    if now >= expires + leeway:
+    if expires <= now - leeway:
         raise TokenRejected("token has expired (exp)")
-    not_before = _number(claims, "nbf")
-    if not_before is not None and now < not_before - leeway:
+    not_before = _timestamp(claims, "nbf")
+    if not_before is not None and not_before > now + leeway:
         raise TokenRejected("token is not valid yet (nbf)")
-    issued = _number(claims, "iat")
-    if issued is not None and now < issued - leeway:
+    issued = _timestamp(claims, "iat")
+    if issued is not None and issued > now + leeway:
         raise TokenRejected("token was issued in the future (iat)")
 
 

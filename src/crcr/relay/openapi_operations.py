@@ -83,23 +83,28 @@ def _callback_operation() -> dict[str, Any]:
 
 
 def _webhook_operation() -> dict[str, Any]:
-    def header(name: str, description: str) -> dict[str, Any]:
+    def header(name: str, description: str, pattern: str) -> dict[str, Any]:
         return {
             "name": name,
             "in": "header",
             "required": True,
             "description": description,
-            "schema": {"type": "string"},
+            "schema": {"type": "string", "pattern": pattern},
         }
 
+    # As the route reads them: an empty or malformed header is refused (400).
     return {
         "tags": ["relay"],
         "summary": "Receive an upstream GitHub webhook delivery (SPEC §4)",
         "operationId": "github_webhook",
         "parameters": [
-            header("X-Hub-Signature-256", "sha256=<hex HMAC-SHA256 of the raw body>"),
-            header("X-GitHub-Event", "The event name"),
-            header("X-GitHub-Delivery", "The delivery id"),
+            header(
+                "X-Hub-Signature-256",
+                "sha256=<hex HMAC-SHA256 of the raw body>",
+                "^sha256=[0-9a-f]{64}$",
+            ),
+            header("X-GitHub-Event", "The event name", "^[a-z_]{1,50}$"),
+            header("X-GitHub-Delivery", "The delivery id", "^[0-9A-Za-z-]{1,100}$"),
         ],
         "requestBody": {
             "required": True,

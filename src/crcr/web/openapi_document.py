@@ -31,26 +31,175 @@ def error_responses(statuses: dict[int, str]) -> dict[str, Any]:
     }
 
 
+def _text(longest: int, *, required: bool = False, **string: Any) -> dict[str, Any]:
+    """A text field as the HUD reads it: a string, or an integer it turns into one.
+
+    Empty or null counts as absent; the integer's digits must fit the length too.
+    """
+    # JSON integers past 64 bits are read as floats (orjson), which the HUD refuses.
+    fitting = {
+        "type": "integer",
+        "minimum": max(1 - 10 ** (longest - 1), -(2**63)),
+        "maximum": min(10**longest - 1, 2**64 - 1),
+    }
+    text = {"type": "string", "maxLength": longest, **string}
+    if required:
+        return {"anyOf": [{**text, "minLength": 1}, fitting]}
+    return {"anyOf": [text, fitting, {"type": "null"}]}
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _object(properties: dict[str, Any], *required: str) -> dict[str, Any]:
+    return {"type": "object", "required": list(required), "properties": properties}
+
+
+# What the HUD's ingestion (`hud.write.ingest`, `hud.write.fields`) accepts: the fuzzing
+# test holds that a body valid here is stored and one invalid here refused. Calendar
+# days stop at 28 in the time pattern because a pattern cannot know month lengths.
+_INT32 = 2**31 - 1
+_COUNT = _nullable({"type": "integer", "minimum": 0, "maximum": _INT32})
+_PR_NUMBER = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": _INT32},
+        {"type": "string", "pattern": "^[0-9]{1,9}$"},
+        {"type": "null"},
+    ]
+}
+_TIME = {
+    "anyOf": [
+        {
+            "type": "string",
+            "pattern": r"^([1-9][0-9]{3}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])"
+            r"T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{6})?(Z|[+-]0[0-9]:[0-5][0-9])?)?$",
+            "examples": ["2026-11-27T09:00:00Z"],
+        },
+        {"type": "null"},
+    ]
+}
+_SECONDS = _nullable({"type": "number", "minimum": 0, "maximum": 1e9})
+_STATUSES = ["queued", "requested", "waiting", "pending", "in_progress", "completed"]
+_WORKFLOW = _object(
+    {
+        "status": {"enum": _STATUSES},
+        "conclusion": _nullable({"type": "string", "pattern": "^([a-z_]{1,30})?$"}),
+        "name": _text(300, required=True),
+        "job_name": _text(300),
+        "run_id": _text(40, required=True, examples=["9001"]),
+        "run_attempt": {
+            "anyOf": [
+                {"type": "string", "pattern": "^(0*[1-9][0-9]*)?$", "maxLength": 9},
+                {"type": "integer", "minimum": 1, "maximum": 999_999_999},
+                {"type": "null"},
+            ]
+        },
+        "check_run_id": _text(40),
+        "started_at": _TIME,
+        "completed_at": _TIME,
+        "url": _text(2000),
+        "artifact_url": _text(2000),
+        "test_results": _nullable(
+            _object({n: _COUNT for n in ("passed", "failed", "skipped", "total")})
+        ),
+    },
+    "status",
+    "name",
+    "run_id",
+)
 RESULTS_BODY = {
-    "type": "object",
+    **_object(
+        {
+            "trusted": _object(
+                {
+                    "verified_repo": {
+                        "type": "string",
+                        "maxLength": 200,
+                        "pattern": "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$",
+                        "examples": ["org/backend"],
+                    },
+                    "downstream_repo_level": _text(8, examples=["L2"]),
+                    "ci_metrics": _nullable(
+                        _object({"queue_time": _SECONDS, "execution_time": _SECONDS})
+                    ),
+                    "confirmed": _nullable({"type": "boolean"}),
+                    "confirmation": _nullable(
+                        _object(
+                            {
+                                "github_conclusion": _nullable(
+                                    {"type": "string", "minLength": 1, "maxLength": 30}
+                                )
+                            }
+                        )
+                    ),
+                    "dispatch": _nullable(
+                        _object(
+                            {
+                                "upstream_repo": _text(200, required=True),
+                                "event_type": _text(40, required=True),
+                                "head_sha": _text(64),
+                                "pr_number": _PR_NUMBER,
+                            },
+                            "upstream_repo",
+                            "event_type",
+                        )
+                    ),
+                },
+                "verified_repo",
+            ),
+            "untrusted": _object(
+                {
+                    "callback_payload": _object(
+                        {
+                            "event_type": {"description": "Required without trusted.dispatch"},
+                            "delivery_id": _text(200, required=True),
+                            "payload": {"description": "The echoed webhook payload"},
+                            "workflow": _WORKFLOW,
+                        },
+                        "delivery_id",
+                        "workflow",
+                    )
+                },
+                "callback_payload",
+            ),
+        },
+        "trusted",
+        "untrusted",
+    ),
     "description": "SPEC §6: what the relay vouches for, and the downstream's own report.",
-    "required": ["trusted", "untrusted"],
-    "properties": {
-        "trusted": {
-            "type": "object",
-            "required": ["verified_repo"],
-            "properties": {
-                "verified_repo": {"type": "string", "examples": ["org/backend"]},
-                "downstream_repo_level": {"type": "string", "examples": ["L2"]},
-                "ci_metrics": {"type": "object"},
-                "dispatch": {"type": "object"},
-            },
-        },
-        "untrusted": {
-            "type": "object",
-            "required": ["callback_payload"],
-            "properties": {"callback_payload": {"type": "object"}},
-        },
+    # Without `trusted.dispatch` (a body from PyTorch's relay) the event type and PR
+    # number are read from the echoed callback and webhook payload, and held to its rules.
+    "if": {"properties": {"trusted": _object({"dispatch": {"type": "object"}}, "dispatch")}},
+    "else": {
+        "properties": {
+            "untrusted": {
+                "properties": {
+                    "callback_payload": {
+                        "required": ["event_type"],
+                        "properties": {
+                            "event_type": _text(40, required=True),
+                            "payload": {
+                                "anyOf": [
+                                    {"type": "null"},
+                                    {
+                                        "type": "object",
+                                        "properties": {
+                                            "pull_request": {
+                                                "anyOf": [
+                                                    {"not": {"type": "object"}},
+                                                    {"properties": {"number": _PR_NUMBER}},
+                                                ]
+                                            }
+                                        },
+                                    },
+                                ]
+                            },
+                        },
+                    }
+                }
+            }
+        }
     },
 }
 

@@ -29,13 +29,17 @@ RESPONSES: dict[int | str, dict[str, object]] = {
 Ping = Callable[[], Awaitable[None]]
 
 
+class NotReady(Exception):
+    """A dependency other than a store cannot serve yet; the message is for the log only."""
+
+
 async def readiness(checks: Mapping[str, Ping]) -> JSONResponse:
     """200 `{"status": "ok"}` if every named store answers in time, else a 503 naming it."""
     for name, ping in checks.items():
         try:
             async with asyncio.timeout(READY_TIMEOUT):
                 await ping()
-        except (StateStoreUnavailable, TimeoutError, SQLAlchemyError, OSError) as exc:
+        except (NotReady, StateStoreUnavailable, TimeoutError, SQLAlchemyError, OSError) as exc:
             log.warning("not ready: %s unavailable: %s", name, exc)
             return error_response(503, f"not ready: {name} unavailable")
     return JSONResponse({"status": "ok"})

@@ -156,3 +156,56 @@ def test_an_invalid_trusted_field_is_named(trusted_change: dict[str, Any], named
 def test_a_body_that_is_not_an_object_is_rejected() -> None:
     with pytest.raises(Invalid, match="body must be an object"):
         parse_result_body([1, 2])
+
+
+@pytest.mark.parametrize(
+    ("where", "key", "value", "problem"),
+    [
+        ("dispatch", "pr_number", 2**31, "trusted.dispatch.pr_number must be an integer"),
+        ("dispatch", "pr_number", "9" * 30, "trusted.dispatch.pr_number must be an integer"),
+        (
+            "metrics",
+            "queue_time",
+            10**400,
+            "trusted.ci_metrics.queue_time must be a number of seconds",
+        ),
+        ("results", "passed", 2**63, "test_results.passed must be an integer from 0"),
+    ],
+)
+def test_numbers_past_what_a_column_holds_are_refused_naming_the_field(
+    where: str, key: str, value: Any, problem: str
+) -> None:
+    # Each was stored as a 500 (an overflow in the driver or in float()); the document
+    # now gives the bounds and the fuzzing test holds the route to them.
+    body = our_body()
+    target = {
+        "dispatch": body["trusted"]["dispatch"],
+        "metrics": body["trusted"]["ci_metrics"],
+        "results": body["untrusted"]["callback_payload"]["workflow"].setdefault("test_results", {}),
+    }[where]
+    target[key] = value
+
+    with pytest.raises(Invalid) as refused:
+        parse_result_body(body)
+    assert problem in str(refused.value)
+
+
+def test_an_integral_float_is_read_as_its_integer() -> None:
+    body = our_body()
+    body["trusted"]["dispatch"]["pr_number"] = 101.0
+    body["untrusted"]["callback_payload"]["workflow"]["run_id"] = 9001.0
+
+    report = parse_result_body(body)
+
+    assert (report.pr_number, report.run_id) == (101, "9001")
+
+
+def test_format_characters_in_names_from_another_relay_are_dropped() -> None:
+    # Issue 33 item 20: PyTorch's relay passes a downstream's names on unchecked.
+    body = reference_body()
+    workflow = body["untrusted"]["callback_payload"]["workflow"]
+    workflow["name"], workflow["job_name"] = "\u202eci", "te\u200bst"
+
+    report = parse_result_body(body)
+
+    assert (report.workflow_name, report.job_name) == ("ci", "test")

@@ -13,7 +13,7 @@ from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L1_REPO, L2_REPO, Relay, callback_body
 
 from crcr.config.logging_setup import ACCESS_LOGGER
-from crcr.relay.audit.entries import IGNORED_REASON, UNAUTHENTICATED
+from crcr.relay.audit.entries import IGNORED_REASON, NOT_ALLOWLISTED, UNAUTHENTICATED
 from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.endpoint import callback_router
 from crcr.sandbox.oidc_issuer import SandboxIssuer, SigningKey
@@ -147,3 +147,18 @@ async def test_a_forged_token_names_its_claimed_repo_but_stays_out_of_its_trail(
     assert entry["subject"] is None  # nothing unverified is passed off as the subject
     assert forged not in json.dumps(entry)
     assert await audited.store.audit_entries(L2_REPO) == []
+
+
+async def test_repos_not_on_the_allowlist_share_one_bucket(audited: Relay) -> None:
+    # Issue 33 item 18: each verified stranger had a bucket of its own, so the per-repo
+    # cap did not bound the trail; now the buckets are the allowlist's repos plus two.
+    strangers = [f"stranger/repo-{n}" for n in range(3)]
+
+    for repo in strangers:
+        assert (await audited.post(callback_body("d-s"), repo=repo)).json()["status"] == "ignored"
+
+    kept = await trail_of(audited, NOT_ALLOWLISTED)
+    assert sorted(str(e["repo"]) for e in kept) == strangers
+    assert {e["verified"] for e in kept} == {True}
+    for repo in strangers:
+        assert await audited.store.audit_entries(repo) == []

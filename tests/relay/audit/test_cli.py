@@ -32,7 +32,9 @@ def crcr(*args: str) -> Result:
 
 
 def decision(repo: str, status: int, body: dict[str, Any], ago: float) -> dict[str, Any]:
-    facts = CallbackFacts(repo=repo, subject=f"repo:{repo}:ref:refs/heads/main", issuer="https://i")
+    facts = CallbackFacts(
+        repo=repo, subject=f"repo:{repo}:ref:refs/heads/main", issuer="https://i", listed=True
+    )
     facts.described("d-1", f"d-1:{repo}:9001:1:test", "in_progress", None)
     return callback_entry(facts, status, body, None, at=NOW - ago)
 

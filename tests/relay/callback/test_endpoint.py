@@ -245,3 +245,22 @@ async def test_a_reporter_gone_mid_body_is_logged_at_info_and_writes_nothing(
     retried = await relay.post(body)
     assert retried.json()["status"] == "accepted"
     assert relay.hud.writes == 1
+
+
+@pytest.mark.parametrize("field", ["run_id", "run_attempt", "job_name", "name", "check_run_id"])
+async def test_a_lone_surrogate_in_an_identifier_is_a_400_naming_the_field(
+    relay: Relay, buildkite: SandboxIssuer, field: str
+) -> None:
+    # Issue 33 item 15: a Buildkite token is not bound to a run, so its run id is the
+    # body's; a lone surrogate in it failed to encode into the job key (a 500).
+    await relay.dispatch("d-1")
+    body = callback_body("d-1")
+    body["workflow"][field] = "12\ud800"
+
+    response = await relay.post(json.dumps(body).encode(), token=_buildkite(buildkite))
+
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"] == f"workflow.{field}: must not contain lone surrogates"
+    assert relay.hud.writes == 0
+    accepted = await relay.post(callback_body("d-1"), token=_buildkite(buildkite))
+    assert accepted.json() == {"status": "accepted"}

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from tests.relay import callback_harness as harness
-from tests.relay.callback_harness import Relay, callback_body
+from tests.relay.callback_harness import L2_REPO, Relay, callback_body
 
 from crcr.failure_detail.failed_tests import DROPPED_KEY
 from crcr.relay.callback.schema import parse_callback
@@ -144,3 +144,42 @@ def test_the_in_process_hud_copy_is_bounded_too() -> None:
     assert workflow["triage_verdict"]["schema_version"] == 1
     assert "novel_field" not in workflow["triage_verdict"]
     assert "failure_detail_problems" not in workflow
+
+
+async def test_invisible_format_characters_are_stripped_from_what_the_hud_shows(
+    relay: Relay,
+) -> None:
+    # Issue 33 item 20: bidirectional overrides and zero-width characters were stored
+    # and shown raw on HUD pages (as GitHub-bound text, they were already stripped).
+    await relay.dispatch("d-1")
+    body = callback_body("d-1", job_name="te\u200bst\u202e")
+    body["workflow"]["name"] = "\u202ecrcr\u2066"
+    body["workflow"]["test_results"] = {
+        "failed": 1,
+        "failed_tests": [{"name": "test_\u202eadd", "message": "line 1\nline\u200b 2"}],
+    }
+
+    response = await relay.post(body)
+
+    assert response.json() == {"status": "accepted"}, response.text
+    row = relay.hud.only_row()
+    assert (row["workflow_name"], row["job_name"]) == ("crcr", "test")
+    assert json.loads(row["failed_tests"])["tests"] == [
+        {"name": "test_add", "message": "line 1\nline 2"}
+    ]
+
+
+@pytest.mark.parametrize("field", ["artifact_url", "url"])
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u2066", "\ufeff"])
+async def test_a_link_with_a_format_character_is_refused_naming_the_field(
+    relay: Relay, field: str, char: str
+) -> None:
+    await relay.dispatch("d-1")
+    body = callback_body("d-1")
+    body["workflow"][field] = f"https://github.com/{L2_REPO}/actions/runs/9001/a{char}b"
+
+    response = await relay.post(body)
+
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"].startswith(f"workflow.{field}: must not contain")
+    assert relay.hud.writes == 0

@@ -11,6 +11,8 @@ import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import Relay, callback_body
 
+from crcr.relay.callback import self_report
+
 opener, signing_key, issuer, relay = (
     harness.opener,
     harness.signing_key,
@@ -68,3 +70,42 @@ async def test_a_dispatch_takes_at_most_the_configured_number_of_jobs(relay: Rel
     assert "CRCR_MAX_JOBS_PER_DISPATCH" in answers[-1].json()["detail"]
     assert other.status_code == 200
     assert relay.hud.writes == 4
+
+
+async def test_callbacks_answered_ignored_are_rate_limited_too(relay: Relay) -> None:
+    # Issue 33 item 18: anyone can mint an Actions token for a repository of their own;
+    # callbacks from repositories below L2 were never rate-limited. Every repository
+    # not on the allowlist shares one budget; an L1 repository has its own.
+    relay.deps.settings = relay.settings.model_copy(update={"rate_limit_per_min": 3})
+    strangers = [f"stranger/repo-{n}" for n in range(5)]
+
+    answers = [await relay.post(callback_body("d-1"), repo=repo) for repo in strangers]
+    l1 = [await relay.post(callback_body("d-1"), repo=harness.L1_REPO) for _ in range(4)]
+
+    assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]
+    assert answers[0].json() == {"status": "ignored"}
+    assert int(answers[3].headers["retry-after"]) >= 1
+    assert [a.status_code for a in l1] == [200, 200, 200, 429]
+
+
+async def test_nightly_rows_per_commit_and_day_are_bounded(
+    relay: Relay, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 33 item 19: each new workflow name added a row for the same commit, up to
+    # the per-repo rate all day long (~144k rows a day at the default rate).
+    monkeypatch.setattr(self_report, "MAX_SELF_REPORTS_PER_COMMIT_DAY", 3)
+    sha, other = "ab" * 20, "cd" * 20
+
+    def named(delivery: str, n: int) -> dict[str, object]:
+        body = nightly(delivery)
+        body["workflow"]["name"] = f"nightly-{n}"  # type: ignore[index]
+        return body
+
+    answers = [await relay.post(named(sha, n)) for n in range(4)]
+    elsewhere = await relay.post(named(other, 0))
+
+    assert [a.status_code for a in answers] == [200, 200, 200, 400]
+    detail = answers[-1].json()["detail"]
+    assert detail.startswith("delivery_id: ") and "more than 3" in detail
+    assert elsewhere.status_code == 200
+    assert len(relay.hud.rows) == 4

@@ -87,16 +87,18 @@ def test_the_comment_starts_with_the_marker_mentions_oncalls_and_lists_jobs() ->
     assert f"| `crcr/org/critical/ci/te\\|st` | failure | [run 9001]({URL}) |" in body
 
 
-def test_only_a_bots_comment_with_the_marker_is_ours() -> None:
+def test_only_our_apps_comment_with_the_marker_is_ours() -> None:
     marker = oncall_marker("org/critical")
+    ours = "crcr-app[bot]"
     comments = [
-        {"id": 1, "body": f"{marker} pasted by a person", "user": {"type": "User"}},
-        {"id": 2, "body": oncall_marker("org/other"), "user": {"type": "Bot"}},
-        {"id": 3, "body": f"quoting\n{marker}", "user": {"type": "Bot"}},
-        {"id": 4, "body": f"{marker}\n### crcr", "user": {"type": "Bot"}},
+        {"id": 1, "body": f"{marker} pasted by a person", "user": {"login": ours, "type": "User"}},
+        {"id": 2, "body": oncall_marker("org/other"), "user": {"login": ours, "type": "Bot"}},
+        {"id": 3, "body": f"quoting\n{marker}", "user": {"login": ours, "type": "Bot"}},
+        {"id": 4, "body": marker, "user": {"login": "github-actions[bot]", "type": "Bot"}},
+        {"id": 5, "body": f"{marker}\n### crcr", "user": {"login": "CRCR-App[bot]", "type": "Bot"}},
     ]
 
-    found = find_comment(comments, "org/critical")
+    found = find_comment(comments, "org/critical", ours)
 
-    assert found is not None and found["id"] == 4
-    assert find_comment(comments[:3], "org/critical") is None
+    assert found is not None and found["id"] == 5
+    assert find_comment(comments[:4], "org/critical", ours) is None

@@ -24,6 +24,7 @@ from crcr.relay.checks.oncall_comments import (
     oncall_marker,
 )
 from crcr.relay.jobs.queue_handler import HandlerResult
+from crcr.sandbox.webhooks.objects import user
 from crcr.stores.state import LeasedItem
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
@@ -194,3 +195,25 @@ async def test_a_worker_that_died_after_posting_is_replaced_without_a_second_com
     [comment] = world.comments()
     assert L3_TEST in comment["body"] and "posted by the dead worker" not in comment["body"]
     assert await store.leased_value(COMMENT_CLAIMS, key) == str(comment["id"])
+
+
+async def test_another_bots_comment_with_the_marker_is_not_taken_for_ours(
+    world: World,
+) -> None:
+    # Issue 33 item 22: any bot (another App, github-actions in a workflow) could post
+    # the hidden marker first; the relay took that comment as its own, tried to edit
+    # it, and the oncalls were never told.
+    [item] = await queued_failures(world, ("test",))
+    foreign = await world.runtime.github.create_issue_comment(
+        UPSTREAM, PR_NUMBER, oncall_marker(L3_REPO) + "\nnothing to see here"
+    )
+    [stored] = world.sandbox.repo(UPSTREAM).comments[PR_NUMBER]
+    stored["user"] = foreign["user"] = user("someone-elses-app[bot]", kind="Bot")
+
+    assert await world.checks.oncall.handle_item(item) is HandlerResult.DONE
+
+    theirs, ours = world.comments()
+    assert theirs == foreign
+    assert L3_TEST in ours["body"] and ours["user"]["login"].endswith("[bot]")
+    key = comment_key(UPSTREAM, PR_NUMBER, L3_REPO)
+    assert await world.runtime.store.leased_value(COMMENT_CLAIMS, key) == str(ours["id"])

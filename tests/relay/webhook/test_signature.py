@@ -11,6 +11,7 @@ from crcr.relay.webhook.signature import (
 )
 
 SECRET = b"It's a Secret to Everybody"
+NOT_A_DIGEST = "X-Hub-Signature-256 header must be sha256= and 64 hex digits (lower case)"
 BODY = b"Hello, World!"
 
 
@@ -51,3 +52,30 @@ def test_a_body_checked_in_chunks_gets_the_same_verdict() -> None:
 def test_an_unsigned_request_is_refused_before_its_body_is_read(header: str | None) -> None:
     with pytest.raises(SignatureMissing):
         SignatureCheck(b"secret", header)
+
+
+@pytest.mark.parametrize(
+    ("header", "problem"),
+    [
+        (None, "missing X-Hub-Signature-256 header (expected sha256=<64 hex digits>)"),
+        ("", "missing X-Hub-Signature-256 header (expected sha256=<64 hex digits>)"),
+        (
+            "SHA256=" + "a" * 64,
+            "X-Hub-Signature-256 header must start with 'sha256=' (lower case), got 'SHA256='",
+        ),
+        (
+            "sha1=" + "a" * 40,
+            "X-Hub-Signature-256 header must start with 'sha256=' (lower case), got 'sha1='",
+        ),
+        ("757107ea", "X-Hub-Signature-256 header must start with 'sha256=' (lower case)"),
+        ("sha256=xyz", NOT_A_DIGEST),
+        ("sha256=" + "A" * 64, NOT_A_DIGEST),
+    ],
+)
+def test_a_malformed_header_is_refused_saying_what_is_wrong(
+    header: str | None, problem: str
+) -> None:
+    # Issue 33 item 25: an upper-case prefix was answered "missing header".
+    with pytest.raises(SignatureMissing) as refused:
+        SignatureCheck(SECRET, header)
+    assert str(refused.value) == problem

@@ -99,6 +99,11 @@ class Pagination:
     pages: int
 
 
+MAX_PAGE = 100_000
+"""Pages past this are read as empty: their offset would overflow the database's 64-bit
+integers (a 500), and no backend has that many commits in a 90-day window."""
+
+
 @dataclass(frozen=True)
 class BackendPage:
     """A backend's page: its figures and a matrix of recent commits by job columns."""
@@ -139,11 +144,15 @@ def read_backend_page(
         total_rows = connection.execute(
             select(func.count()).select_from(commits.subquery())
         ).scalar_one()
-        listed = connection.execute(
-            commits.order_by(COMMITS.c.last_activity_at.desc(), COMMITS.c.pr_number.desc())
-            .limit(per_page)
-            .offset((page - 1) * per_page)
-        ).all()
+        listed = (
+            connection.execute(
+                commits.order_by(COMMITS.c.last_activity_at.desc(), COMMITS.c.pr_number.desc())
+                .limit(per_page)
+                .offset((page - 1) * per_page)
+            ).all()
+            if page <= MAX_PAGE
+            else []
+        )
         shas = sorted({sha for _, sha, _ in listed})
         jobs = (
             connection.execute(

@@ -11,6 +11,9 @@ from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, JOBS
 from crcr.hud.records import JobRow, job_row
 
+MAX_PR_NUMBER = 2**31 - 1
+"""The largest number `pr_number` (an SQL INTEGER) can hold: no PR beyond it has rows."""
+
 
 @dataclass(frozen=True)
 class PrBackendJobs:
@@ -32,6 +35,9 @@ class PrView:
 
 def read_pr(engine: Engine, number: int) -> PrView:
     """Every backend's jobs for an upstream PR, newest first within each backend."""
+    if not 0 < number <= MAX_PR_NUMBER:
+        # The database refuses such a number outright (a 500): it names no PR.
+        return PrView(pr_number=number, head_shas=(), backends=())
     with engine.connect() as connection:
         rows = (
             connection.execute(

@@ -24,6 +24,7 @@ from typing import Any
 from anyio import to_thread
 from sqlalchemy import Engine
 
+from crcr.failure_detail.visible_text import visible
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
@@ -37,6 +38,9 @@ SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
 STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 log = logging.getLogger(__name__)
+# The columns' bounds (SQL INTEGER; seconds as REAL): past them a write failed as a 500.
+MAX_INTEGER = 2**31 - 1
+MAX_SECONDS = 1e9
 
 MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the writer
 # SQLite batches between WAL checkpoints (~10-15 WAL pages each; SQLite's own default
@@ -58,10 +62,18 @@ def _object(value: Any, path: str) -> Mapping[str, Any]:
     return value
 
 
+def _integral(value: Any) -> Any:
+    """An integral float as its integer: JSON (and JSON Schema, which the API document
+    uses) reads `5.0` as `5`; anything else as it is."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**53:
+        return int(value)  # past 2**53 a float no longer holds the integer written
+    return value
+
+
 def _text(
     source: Mapping[str, Any], key: str, path: str, *, max_len: int, required: bool = True
 ) -> str | None:
-    value = source.get(key)
+    value = _integral(source.get(key))
     if isinstance(value, int) and not isinstance(value, bool):
         value = str(value)
     if value is None or value == "":
@@ -85,17 +97,23 @@ def _number(source: Mapping[str, Any], key: str, path: str) -> float | None:
     value = source.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-        raise Invalid(f"{path}.{key} must be a non-negative number or null")
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not 0 <= value <= MAX_SECONDS
+    ):
+        raise Invalid(
+            f"{path}.{key} must be a number of seconds from 0 to {MAX_SECONDS:g}, or null"
+        )
     return float(value)
 
 
 def _count(source: Mapping[str, Any], key: str, path: str) -> int | None:
-    value = source.get(key)
+    value = _integral(source.get(key))
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise Invalid(f"{path}.{key} must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INTEGER:
+        raise Invalid(f"{path}.{key} must be an integer from 0 to {MAX_INTEGER}")
     return value
 
 
@@ -112,12 +130,13 @@ def _timestamp(source: Mapping[str, Any], key: str, path: str) -> datetime | Non
 
 
 def _pr_number(value: Any, path: str) -> int:
+    value = _integral(value)
     if value is None:
         return 0
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) <= 9:
         value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise Invalid(f"{path} must be a non-negative integer")
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= MAX_INTEGER:
+        raise Invalid(f"{path} must be an integer from 0 to {MAX_INTEGER}")
     return value
 
 
@@ -229,8 +248,10 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
         pr_number=pr_number,
         head_sha=head_sha,
         delivery_id=delivery_id,
-        workflow_name=_required(workflow, "name", wf, max_len=300),
-        job_name=_text(workflow, "job_name", wf, max_len=300, required=False) or "",
+        # Shown on the pages: invisible format characters (bidi overrides) are dropped, as
+        # the relay drops them; a body from another relay may still carry them.
+        workflow_name=visible(_required(workflow, "name", wf, max_len=300)),
+        job_name=visible(_text(workflow, "job_name", wf, max_len=300, required=False) or ""),
         run_id=_required(workflow, "run_id", wf, max_len=40),
         run_attempt=run_attempt,
         check_run_id=_text(workflow, "check_run_id", wf, max_len=40, required=False) or "",

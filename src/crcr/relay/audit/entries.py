@@ -20,6 +20,11 @@ from crcr.oidc.claims import TokenRejected, VerifiedIdentity, bearer_token, pars
 
 UNAUTHENTICATED = "(unauthenticated)"
 """The bucket of callbacks whose token could not be verified."""
+NOT_ALLOWLISTED = "(not allowlisted)"
+"""The bucket of verified callbacks from repositories not on the allowlist: anyone can
+mint a token for a repository of their own, so a bucket each would let the number of
+buckets — and the trail — grow without bound. With it, the buckets are the allowlist's
+repositories plus these two."""
 
 CALLBACK, DISPATCH, CHECK_RUN, LEVEL = "callback", "dispatch", "check_run", "level"
 ACCEPTED, DUPLICATE, REFUSED = "accepted", "duplicate", "refused"
@@ -38,6 +43,9 @@ class CallbackFacts:
     delivery_id: str | None = None
     job_key: str | None = None
     reported: str | None = None
+    listed: bool = False
+    """Whether step 2 found the verified repository on the allowlist: until then (the
+    allowlist unavailable) it is a stranger's, kept in the shared bucket."""
 
     def identified(self, identity: VerifiedIdentity) -> None:
         """The token is verified: who sent the callback."""
@@ -91,7 +99,8 @@ def callback_entry(
         "issuer": facts.issuer,
     }
     if facts.repo is not None:
-        return {"bucket": facts.repo.lower(), "repo": facts.repo, "verified": True, **entry}
+        bucket = facts.repo.lower() if facts.listed else NOT_ALLOWLISTED
+        return {"bucket": bucket, "repo": facts.repo, "verified": True, **entry}
     claimed = _unverified_claims(authorization)
     return {
         "bucket": UNAUTHENTICATED,

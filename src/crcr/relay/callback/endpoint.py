@@ -21,6 +21,7 @@ from starlette.types import Receive, Scope, Send
 
 from crcr.oidc.claims import KeysUnavailable, TokenRejected
 from crcr.relay.allowlist.model import Level
+from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.audit.entries import CallbackFacts
 from crcr.relay.callback.accept import (
     callback_payload_for,
@@ -34,7 +35,11 @@ from crcr.relay.callback.hud_report import hud_report
 from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
-from crcr.relay.callback.self_report import check_self_report, commit_verified
+from crcr.relay.callback.self_report import (
+    check_self_report,
+    commit_verified,
+    count_self_report,
+)
 from crcr.relay.callback.token_binding import (
     NotThisRepository,
     check_run_matches_token,
@@ -52,6 +57,8 @@ from crcr.web.web_urls import github_web_url
 log = logging.getLogger(__name__)
 
 CALLBACK_PATHS = ("/github/callback", "/github/callback/")
+NOT_ALLOWLISTED_RATE_KEY = "callback-ignored:(not allowlisted)"
+"""The one rate-limit window every repository not on the allowlist shares."""
 
 
 def callback_router(
@@ -209,8 +216,15 @@ async def _checks(
     facts.identified(identity)
 
     # 2. authorisation: results are accepted from L2 and above.
-    entry = (await deps.allowlist()).entry(verified_repo)
+    try:
+        allowlist = await deps.allowlist()
+    except AllowlistUnavailable as exc:
+        # SPEC §3: none in force yet; the reporter retries, and the message says why.
+        raise Refused(503, str(exc), "unavailable", {"Retry-After": "60"}) from None
+    entry = allowlist.entry(verified_repo)
+    facts.listed = entry is not None
     if entry is None or entry.level < Level.L2:
+        await _limit_ignored(deps, None if entry is None else entry.repo)
         return None
     try:
         await check_entry_constraints(deps.repository_ids, identity, entry)
@@ -268,6 +282,7 @@ async def _checks(
             reporter=entry.repo,
             lookups_per_hour=deps.settings.self_report_lookups_per_hour,
         )
+        await count_self_report(deps.store, entry.repo, sha, deps.clock())
         return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
     # 6. binding to the dispatch record (keyed by the allowlist's spelling).
     record = bind_to_dispatch(raw_record, parsed.body)
@@ -282,6 +297,22 @@ async def _checks(
         job_key=key,
         issuer_kind=identity.issuer_kind,
     )
+
+
+async def _limit_ignored(deps: CallbackDeps, listed_repo: str | None) -> None:
+    """Rate-limit a callback that will be answered "ignored" (SPEC §5 step 3).
+
+    Anyone can mint an Actions token for a repository of their own, so repositories
+    not on the allowlist share one budget (`NOT_ALLOWLISTED_RATE_KEY`, a repo's own
+    rate): their number is not the operator's to bound. An L1 repo has its own, as an
+    L2 repo does.
+    """
+    name = f"callback:{listed_repo.lower()}" if listed_repo else NOT_ALLOWLISTED_RATE_KEY
+    decision = await deps.store.hit_rate_limit(
+        name, deps.settings.rate_limit_per_min, deps.rate_window
+    )
+    if not decision.allowed:
+        raise RateLimited("rate limit exceeded", max(1, decision.retry_after))
 
 
 async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:

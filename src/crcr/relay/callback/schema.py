@@ -11,6 +11,7 @@ from functools import cached_property
 from typing import Annotated, Any
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -21,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from crcr.failure_detail.visible_text import has_format_characters, visible
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.relay.jobs.lifecycle import ReportedStatus
@@ -37,6 +39,24 @@ MAX_DELIVERY_CHARS = 200
 MAX_COUNT = 1_000_000_000  # test counts: no suite comes near; bounds a number's digits
 MAX_WORD_CHARS = 40  # event type, conclusion, schema version, timestamps
 SELF_REPORT_EVENT_TYPES = frozenset({"nightly", "periodic"})
+MAX_DEPTH = 512
+"""Nesting a callback body may have: the relay writes the body out again (to the HUD, to
+a job record), and past ~990 levels the standard library's encoder overflows the stack
+(a 500); GitHub's payloads are a few levels deep."""
+
+
+LONE_SURROGATES = "must not contain lone surrogates"
+
+
+def _shown_text(value: str) -> str:
+    """`value` without invisible format characters; lone surrogates are refused.
+
+    Both end up in the job key and on the HUD: the key is encoded as UTF-8, which a lone
+    surrogate cannot be, and a bidi override would make a name read as another.
+    """
+    if not value.isascii() and any("\ud800" <= c <= "\udfff" for c in value):
+        raise ValueError(LONE_SURROGATES)
+    return visible(value)
 
 
 def _string_or_integer(value: Any) -> Any:
@@ -48,7 +68,7 @@ def _string_or_integer(value: Any) -> Any:
     if isinstance(value, str):
         if not value.strip():
             raise ValueError("must not be empty")
-        return value.strip()
+        return _shown_text(value).strip()
     raise ValueError("must be a string or an integer")
 
 
@@ -58,13 +78,19 @@ def _optional_string_or_integer(value: Any) -> Any:
     return _string_or_integer(value)
 
 
-RunIdentifier = Annotated[str, BeforeValidator(_string_or_integer), Field(max_length=MAX_ID_CHARS)]
+# Not empty (the document says so too: `run_id: ""` was schema-valid, then refused).
+RunIdentifier = Annotated[
+    str,
+    BeforeValidator(_string_or_integer),
+    Field(min_length=1, max_length=MAX_ID_CHARS),
+]
 # The length bound sits on the string alone: on the union it would be applied to None too.
 OptionalIdentifier = Annotated[
     Annotated[str, Field(max_length=MAX_ID_CHARS)] | None,
     BeforeValidator(_optional_string_or_integer),
 ]
-Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+# Shown on the HUD: invisible format characters (bidi overrides, zero-width) are dropped.
+Name = Annotated[str, AfterValidator(_shown_text), Field(max_length=MAX_NAME_CHARS)]
 Word = Annotated[str, Field(max_length=MAX_WORD_CHARS)]
 
 
@@ -153,6 +179,9 @@ class Workflow(BaseModel):
         # Shown as links on the HUD and in check runs: `javascript:` must never get in.
         if not value:
             return None
+        if has_format_characters(value):
+            # Invisible, they make a link read as another; it is refused, not cleaned.
+            raise ValueError("must not contain invisible format characters")
         allow_http = bool((info.context or {}).get("allow_http"))
         problem = web_url_problem(value, allow_http=allow_http)
         if problem is not None:
@@ -226,8 +255,11 @@ class ParsedCallback:
         if isinstance(document.get("workflow"), dict):
             # Forwarded as sanitised as the relay's own copy: a HUD is never handed
             # an unbounded list or a verdict the relay dropped.
-            document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
-            document["workflow"]["url"] = self.body.workflow.url
+            workflow = document["workflow"] = sanitise_failure_detail(document["workflow"])[0]
+            workflow["url"] = self.body.workflow.url
+            for name in ("name", "job_name"):  # as checked: without format characters
+                if name in workflow:
+                    workflow[name] = getattr(self.body.workflow, name)
         return document
 
     def with_run_url(self, url: str | None) -> ParsedCallback:
@@ -258,10 +290,27 @@ def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
 
 
 def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
+    if _nested_deeper_than(document, MAX_DEPTH):
+        raise Invalid(f"body: nested deeper than {MAX_DEPTH} levels")
     try:
         return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
         raise Invalid(describe_first_error(exc)) from None
+
+
+def _nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
+    level: list[object] = [value]
+    for _ in range(limit + 1):
+        level = [
+            child
+            for item in level
+            if isinstance(item, dict | list)
+            for child in (item.values() if isinstance(item, dict) else item)
+        ]
+        if not level:
+            return False
+    return True
 
 
 def _json_document(raw: bytes) -> Any:
@@ -283,6 +332,8 @@ def describe_first_error(exc: ValidationError) -> str:
         problem = "required"
     elif kind in ("string_type", "str_type"):
         problem = "must be a string"
+    elif kind == "string_unicode":
+        problem = LONE_SURROGATES
     elif kind == "literal_error" or kind == "enum":
         expected = error.get("ctx", {}).get("expected", "")
         problem = f"must be one of {expected}" if expected else "unexpected value"

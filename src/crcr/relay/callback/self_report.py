@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
@@ -36,6 +37,13 @@ FOUND_TTL = 7 * 24 * 3600
 MISSING_TTL = 300
 LOOKUP_WINDOW = 3600.0
 """The window of `CRCR_SELF_REPORT_LOOKUPS_PER_HOUR`: each new SHA costs the App a request."""
+
+
+MAX_SELF_REPORTS_PER_COMMIT_DAY = 200
+"""Self-reports one repository may send for one commit in one UTC day. Each new workflow
+or job name is a new HUD row, and the per-repo rate alone allowed ~144k a day; a
+backend's nightly matrix has tens of jobs, and a re-run reports each again."""
+DAY = 24 * 3600
 
 
 def check_self_report(body: CallbackBody) -> str:
@@ -91,3 +99,21 @@ async def commit_verified(
     if cached == "0":
         raise Invalid(f"delivery_id: commit {sha} does not exist in {upstream_repo}")
     return cached == "1"
+
+
+async def count_self_report(store: RateLimiter, reporter: str, sha: str, now: float) -> None:
+    """Bound the rows a repository's self-reports add for one commit in one UTC day.
+
+    Counted as they arrive (a repeat counts again, which only tightens the bound);
+    refusals are not counted. Answered 400: waiting would not help before tomorrow.
+    """
+    day = time.strftime("%Y-%m-%d", time.gmtime(now))
+    limit = MAX_SELF_REPORTS_PER_COMMIT_DAY
+    decision = await store.hit_rate_limit(
+        f"self-reports:{reporter.lower()}:{sha}:{day}", limit, DAY
+    )
+    if not decision.allowed:
+        raise Invalid(
+            f"delivery_id: more than {limit} nightly/periodic reports for commit {sha} "
+            "today from this repository"
+        )

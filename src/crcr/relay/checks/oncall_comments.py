@@ -153,16 +153,24 @@ def comment_key(upstream: str, number: int, repo: str) -> str:
     return f"{upstream.lower()}#{int(number)}:{repo.lower()}"
 
 
-def find_comment(comments: Iterable[Mapping[str, Any]], repo: str) -> Mapping[str, Any] | None:
-    """Our comment for `repo`: a bot's comment that starts with the marker.
+def find_comment(
+    comments: Iterable[Mapping[str, Any]], repo: str, login: str
+) -> Mapping[str, Any] | None:
+    """Our comment for `repo`: one by our App's bot account (`login`) starting with the marker.
 
-    Anyone can paste the marker into a comment; only a bot account's comment (ours,
-    since the App can edit no other bot's) is taken.
+    Anyone can paste the marker into a comment, and any bot (another App, a workflow's
+    `github-actions[bot]`) can post it first: taking theirs would leave the oncalls
+    untold, so only the App's own account counts.
     """
     marker = oncall_marker(repo)
     for comment in comments:
         user = comment.get("user") or {}
-        if str(comment.get("body") or "").startswith(marker) and user.get("type") == "Bot":
+        author = str(user.get("login") or "")
+        if (
+            str(comment.get("body") or "").startswith(marker)
+            and user.get("type") == "Bot"
+            and author.lower() == login.lower()
+        ):
             return comment
     return None
 
@@ -186,6 +194,13 @@ class OncallNotifier:
         self._upstream = upstream_repo
         self._max_retries = max_retries
         self._ttl = ttl
+        self._login: str | None = None
+
+    async def _own_login(self) -> str:
+        """The App's bot account, asked once (`GET /app`): the author of our comments."""
+        if self._login is None:
+            self._login = f"{(await self._github.app())['slug']}[bot]"
+        return self._login
 
     async def notify(self, report: CheckReport, summary_repo: str, cause: str) -> None:
         """Queue a comment update for the failing `report` (`cause`: its check item id).
@@ -308,7 +323,7 @@ class OncallNotifier:
             comments = await self._github.list_issue_comments(
                 self._upstream, number, max_retries=retries
             )
-            existing = find_comment(comments, repo)
+            existing = find_comment(comments, repo, await self._own_login())
             if existing is None:
                 created = await self._github.create_issue_comment(
                     self._upstream, number, body, max_retries=retries

@@ -21,7 +21,14 @@ from crcr.hud.levels.providers import Standing
 from crcr.hud.levels.status import LevelStatusService
 from crcr.relay.allowlist.model import Allowlist, AllowlistEntry, Level
 from crcr.relay.allowlist.source import AllowlistUnavailable
-from crcr.relay.audit.entries import CALLBACK, CHECK_RUN, DISPATCH, REFUSED, UNAUTHENTICATED
+from crcr.relay.audit.entries import (
+    CALLBACK,
+    CHECK_RUN,
+    DISPATCH,
+    NOT_ALLOWLISTED,
+    REFUSED,
+    UNAUTHENTICATED,
+)
 from crcr.relay.doctor.github_app import AppLookups
 from crcr.stores.roles import AuditLog
 
@@ -165,8 +172,11 @@ async def _trail(subject: Subject) -> list[dict[str, Any]]:
     limit = subject.settings.audit_max_per_repo
     own = await subject.store.audit_entries(subject.repo, limit=limit)
     strangers = await subject.store.audit_entries(UNAUTHENTICATED, limit=limit)
+    unlisted = await subject.store.audit_entries(NOT_ALLOWLISTED, limit=limit)
     claimed = [
-        e for e in strangers if str(e.get("claimed_repo") or "").lower() == subject.repo.lower()
+        e
+        for e in [*strangers, *unlisted]
+        if str(e.get("claimed_repo") or e.get("repo") or "").lower() == subject.repo.lower()
     ]
     return sorted([*own, *claimed], key=lambda e: -float(e["at"]))
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
@@ -92,6 +93,17 @@ def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
             log.error("state store unavailable: %s", exc, extra={"delivery_id": delivery_id})
             error = "state store unavailable, retry later"
             response = _refuse(503, event, "store_unavailable", error)
+        except AllowlistUnavailable as exc:
+            # SPEC §3: the operator's to fix, and said in the answer GitHub shows in the
+            # delivery log. GitHub does not redeliver by itself: the line names the delivery.
+            log.warning(
+                "webhook delivery %s answered 503: no allowlist in force",
+                delivery_id,
+                extra={"delivery_id": delivery_id},
+            )
+            response = _refuse(
+                503, event, "allowlist_unavailable", str(exc), headers={"Retry-After": "60"}
+            )
         except Exception:
             request_id = new_request_id()
             log.exception(

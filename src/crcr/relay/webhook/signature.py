@@ -4,6 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
+
+HEADER = "X-Hub-Signature-256"
+PREFIX = "sha256="
+_HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
+_SHOWN_PREFIX = re.compile(r"[A-Za-z0-9-]{1,10}=")
 
 
 class SignatureMissing(Exception):
@@ -34,9 +40,11 @@ class SignatureCheck:
     """
 
     def __init__(self, secret: bytes, header: str | None) -> None:
-        if not header or not header.startswith("sha256="):
-            raise SignatureMissing("missing X-Hub-Signature-256 header (expected sha256=<hex>)")
-        self._expected = header.strip().encode()
+        header = (header or "").strip()
+        problem = header_problem(header)
+        if problem is not None:
+            raise SignatureMissing(problem)
+        self._expected = header.encode()
         self._mac = hmac.new(secret, digestmod=hashlib.sha256)
 
     def update(self, chunk: bytes) -> None:
@@ -48,3 +56,21 @@ class SignatureCheck:
         actual = ("sha256=" + self._mac.hexdigest()).encode()
         if not hmac.compare_digest(actual, self._expected):
             raise SignatureMismatch("X-Hub-Signature-256 does not match the body")
+
+
+def header_problem(header: str) -> str | None:
+    """What is wrong with the header's form, in words for GitHub's delivery log; None if fine.
+
+    GitHub sends `sha256=` and a lower-case hex digest; anything else (an upper-cased
+    prefix from a proxy or a hand-written client, an old `sha1=`) is named, never
+    answered "missing". Only a prefix that looks like one is echoed: never the digest.
+    """
+    if not header:
+        return f"missing {HEADER} header (expected {PREFIX}<64 hex digits>)"
+    if not header.startswith(PREFIX):
+        shown = _SHOWN_PREFIX.match(header)
+        got = f", got {shown.group(0)!r}" if shown else ""
+        return f"{HEADER} header must start with {PREFIX!r} (lower case){got}"
+    if not _HEX_DIGEST.fullmatch(header[len(PREFIX) :]):
+        return f"{HEADER} header must be {PREFIX} and 64 hex digits (lower case)"
+    return None
