@@ -129,3 +129,18 @@ async def test_the_hud_in_process_is_handed_the_checked_report_not_a_body_to_par
         ("nightly", "success"),
         ("pull_request", "failure"),
     ]
+
+
+async def test_a_token_spelling_the_repository_otherwise_reports_on_the_same_backend_and_job(
+    relay: Relay, engine: Engine
+) -> None:
+    """Issue 33 item 21: a case-variant token made a second backend (and a second job key)."""
+    await relay.dispatch("d-1")
+    shouting = "ORG2/L2-Backend"
+    await relay.post(callback_body("d-1"), repo=shouting)
+
+    completed = await relay.post(callback_body("d-1", "completed", "failure"), repo=shouting)
+    again = await relay.post(callback_body("d-1", "completed", "failure"))
+
+    assert (completed.json(), again.json()) == ({"status": "accepted"}, {"status": "duplicate"})
+    assert [row["downstream_repo"] for row in rows(engine)] == ["org2/l2-backend"]

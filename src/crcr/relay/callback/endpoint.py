@@ -230,6 +230,9 @@ async def _checks(
         await check_entry_constraints(deps.repository_ids, identity, entry)
     except NotThisRepository as exc:
         raise Refused(403, str(exc), "forbidden") from None
+    # From here on the allowlist's spelling: however a token spells the repository
+    # (GitHub's names are case-insensitive), it is one backend and one job key.
+    verified_repo = entry.repo
 
     # 3-4. rate limit (per repo, atomic in the store, refused requests not counted) and
     # schema. The body is parsed first so that the hit and the dispatch read (step 6)

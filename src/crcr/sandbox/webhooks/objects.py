@@ -69,8 +69,13 @@ _REPO_LINKS = (
 
 
 def stable_id(text: str, *, low: int = 1_000_000, span: int = 900_000_000) -> int:
-    """Derive a stable GitHub-like numeric id from a name (same name, same id)."""
-    return low + zlib.crc32(text.encode()) % span
+    """Derive a stable GitHub-like numeric id from a name (same name, same id).
+
+    GitHub's names are case-insensitive and an object's id does not depend on how a
+    name is spelt (`Org/Repo` and `org/repo` are one repository, one id), so neither
+    does this one.
+    """
+    return low + zlib.crc32(text.lower().encode()) % span
 
 
 def node_id(kind: str, number: int) -> str:
