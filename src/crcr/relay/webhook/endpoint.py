@@ -151,24 +151,7 @@ async def _handle(
     if isinstance(decision, Ignore):
         return _answer(200, event, "ignored", ignored=True, reason=decision.reason)
     if isinstance(decision, LabelDevice):
-        allowlist = await deps.allowlist()
-        repos = list(allowlist.repos_for_device(decision.device))
-        for repo in repos:
-            await deps.flags.set_flag(
-                CHECKS_WANTED_FLAG, decision.context.head_sha, repo, deps.record_ttl
-            )
-        backfilled = 0
-        if deps.backfill_checks is not None:
-            backfilled = await deps.backfill_checks(decision.context.head_sha, repos)
-        return _answer(
-            200,
-            event,
-            "labeled",
-            ok=True,
-            device=decision.device,
-            recorded=repos,
-            backfilled=backfilled,
-        )
+        return await _label_device(deps, event, decision)
     if isinstance(decision, Rerequest) and deps.rerequest is not None:
         status, answer = await deps.rerequest(event, payload)
         if status >= 400:
@@ -177,6 +160,28 @@ async def _handle(
     if not isinstance(decision, Dispatch):
         return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
     return await _fan_out(deps, event, delivery_id, decision, payload)
+
+
+async def _label_device(deps: WebhookDeps, event: str, decision: LabelDevice) -> JSONResponse:
+    """A device label on a PR: its backends' checks are wanted on that head (SPEC §7)."""
+    allowlist = await deps.allowlist()
+    repos = list(allowlist.repos_for_device(decision.device))
+    for repo in repos:
+        await deps.flags.set_flag(
+            CHECKS_WANTED_FLAG, decision.context.head_sha, repo, deps.record_ttl
+        )
+    backfilled = 0
+    if deps.backfill_checks is not None:
+        backfilled = await deps.backfill_checks(decision.context.head_sha, repos)
+    return _answer(
+        200,
+        event,
+        "labeled",
+        ok=True,
+        device=decision.device,
+        recorded=repos,
+        backfilled=backfilled,
+    )
 
 
 async def _fan_out(
