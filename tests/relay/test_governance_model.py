@@ -47,6 +47,8 @@ from tests.relay.checks_harness import (
     DEVICE_LABEL,
     L3_REPO,
     L4_REPO,
+    PR_NUMBER,
+    UPSTREAM,
     World,
     installed_sandbox,
     open_world,
@@ -58,12 +60,15 @@ from crcr.relay.allowlist.model import Level, parse_allowlist
 from crcr.relay.checks.oncall_comments import oncall_marker
 from crcr.relay.levels.demotion import Demotion
 from crcr.sandbox.github_identity import SandboxApp
+from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SigningKey
+from crcr.sandbox.webhooks import pull_request_event
 
 __all__ = ["opener", "sandbox_app", "signing_key"]  # the fixtures, re-used
 
 BACKENDS = {L3_REPO: Level.L3, L4_REPO: Level.L4}
 JOB_NAMES = ("test", "build")
+FAILING = frozenset({"failure", "timed_out"})
 EXAMPLES = int(os.environ.get("CRCR_GOVERNANCE_EXAMPLES", "10"))
 STEPS = int(os.environ.get("CRCR_GOVERNANCE_STEPS", "25"))
 _ROW = re.compile(r"^\| `([^`]+)` \| (\w+) \|", re.MULTILINE)
@@ -97,18 +102,24 @@ def check_name(repo: str, job: str) -> str:
 class Governance(RuleBasedStateMachine):
     """One pull request, two blocking-capable backends, and the relay between them."""
 
-    def __init__(self, open_a_world: Callable[[AsyncExitStack], Any]) -> None:
+    def __init__(self, place: Place) -> None:
         super().__init__()
         self.runner = asyncio.Runner()
+        self.place = place
         self.exits = AsyncExitStack()
-        self.world: World = self.runner.run(open_a_world(self.exits))
+        self.world: World = self.runner.run(self._open())
         self.heads: list[str] = []
         self.deliveries: dict[str, str] = {}  # head → the pull_request delivery of it
         self.jobs: dict[tuple[str, str, str], JobModel] = {}  # (head, repo, job)
         self.next_run_id = 5000
         self.labelled = False
+        self.closed = False
         self.settled = False
         self.run(self._push("opened"))
+
+    async def _open(self) -> World:
+        world: World = await self.exits.enter_async_context(self.place.world())
+        return world
 
     def run(self, work: Any) -> Any:
         return self.runner.run(work)
@@ -164,12 +175,13 @@ class Governance(RuleBasedStateMachine):
 
     # --- the events -----------------------------------------------------------------
 
+    @precondition(lambda self: not self.closed)
     @rule()
     def synchronize(self) -> None:
         self.run(self._push("synchronize"))
         self.settled = False
 
-    @precondition(lambda self: not self.labelled)
+    @precondition(lambda self: not self.labelled and not self.closed)
     @rule()
     def label_the_device(self) -> None:
         self.labelled = True
@@ -195,7 +207,7 @@ class Governance(RuleBasedStateMachine):
         self.settled = False
 
     @precondition(lambda self: self._pairs(lambda m: m is not None and m.running))
-    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure", "timed_out"]))
     def job_ends(self, data: st.DataObject, conclusion: str) -> None:
         running = self._pairs(lambda m: m is not None and m.running)
         repo, job = data.draw(st.sampled_from(running))
@@ -266,6 +278,26 @@ class Governance(RuleBasedStateMachine):
         self.run(governance.clear_override(repo, "oncall"))
         self.settled = False
 
+    @precondition(lambda self: not self.closed)
+    @rule(merged=st.booleans())
+    def pull_request_closed(self, merged: bool) -> None:
+        """Merged or abandoned; jobs already running still report."""
+        self.closed = True
+        payload = pull_request_event(
+            "closed", repo=UPSTREAM, number=PR_NUMBER, head_sha=self.head, merged=merged
+        )
+        response = self.run(self.world.webhook("pull_request", payload))
+        assert response.status_code == 200, response.text
+        self.settled = False
+
+    @rule()
+    def relay_restarted(self) -> None:
+        """The instance stops and another starts on the same store, HUD and GitHub."""
+        self.run(self.exits.aclose())
+        self.exits = AsyncExitStack()
+        self.world = self.run(self._open())
+        self.settled = False
+
     @rule()
     def sweeper_pass(self) -> None:
         self.run(self.world.settle())
@@ -276,7 +308,7 @@ class Governance(RuleBasedStateMachine):
     def _awaiting_confirmation(self, head: str, repo: str, job: str) -> bool:
         """A failed L4 job the relay asked GitHub to re-run, whose re-run has not started."""
         model = self.jobs.get((head, repo, job))
-        if model is None or model.running or model.latest != "failure":
+        if model is None or model.running or model.latest not in FAILING:
             return False
         asked = [r for r in self.world.sandbox.reruns(repo) if r.run_id == model.run_id]
         return len(asked) > model.re_runs_answered
@@ -341,10 +373,30 @@ class Governance(RuleBasedStateMachine):
             for name in listed:
                 job = name.rsplit("/", 1)[1]
                 reported = [m for (h, r, j), m in self.jobs.items() if r == repo and j == job]
-                assert any(m.last_result == "failure" for m in reported), (
+                assert any(m.last_result in FAILING for m in reported), (
                     f"the comment lists {name} as failing; its last results are "
                     f"{[m.last_result for m in reported]}"
                 )
+
+
+@dataclass
+class Place:
+    """Where one example's relay lives: its store, GitHub and data, kept across restarts."""
+
+    store: StoreOpener
+    sandbox: SandboxGitHub
+    work_dir: Path
+    key: SigningKey
+
+    @asynccontextmanager
+    async def world(self) -> AsyncIterator[World]:
+        """A relay instance here, with level verdicts left to the rules, generous budgets."""
+        async with open_world(self.store, self.work_dir, self.sandbox, self.key) as world:
+            world.runtime.sweeper.extra_steps.clear()
+            world.checks.inline_budget = world.checks.backfill_budget = 30.0
+            if world.runtime.demotions is not None:
+                world.runtime.demotions._cache_seconds = 0  # a demotion counts at once
+            yield world
 
 
 @pytest.fixture
@@ -353,35 +405,17 @@ def governance(
 ) -> Callable[[], Governance]:
     """A machine factory: each example on a fresh state store (Redis or SQLite) and sandbox."""
 
-    async def open_a_world(exits: AsyncExitStack) -> World:
+    def place() -> Place:
         fresh = uuid.uuid4().hex
-        if opener.kind == "sqlite":
-            store = StoreOpener("sqlite", tmp_path / f"state-{fresh}.db")
-        else:  # a namespace inside the test's own, deleted with it
-            store = StoreOpener("redis", tmp_path, opener.redis_url, f"{opener.prefix}{fresh}:")
-        sandbox = installed_sandbox(sandbox_app)
-        world: World = await exits.enter_async_context(
-            _quiet_world(store, tmp_path, sandbox, signing_key)
-        )
-        return world
-
-    return lambda: Governance(open_a_world)
-
-
-def _quiet_world(opener: StoreOpener, tmp_path: Path, sandbox: Any, key: SigningKey) -> Any:
-    """`open_world`, with the level verdicts left to the rules and generous budgets."""
-
-    async def opened() -> AsyncIterator[World]:
-        work_dir = tmp_path / uuid.uuid4().hex
+        work_dir = tmp_path / fresh
         work_dir.mkdir()
-        async with open_world(opener, work_dir, sandbox, key) as world:
-            world.runtime.sweeper.extra_steps.clear()
-            world.checks.inline_budget = world.checks.backfill_budget = 30.0
-            if world.runtime.demotions is not None:
-                world.runtime.demotions._cache_seconds = 0  # a demotion counts at once
-            yield world
+        if opener.kind == "sqlite":
+            store = StoreOpener("sqlite", work_dir / "state.db")
+        else:  # a namespace inside the test's own, deleted with it
+            store = StoreOpener("redis", work_dir, opener.redis_url, f"{opener.prefix}{fresh}:")
+        return Place(store, installed_sandbox(sandbox_app), work_dir, signing_key)
 
-    return asynccontextmanager(opened)()
+    return lambda: Governance(place())
 
 
 def test_the_governance_layer_holds_whatever_an_upstream_lives_through(

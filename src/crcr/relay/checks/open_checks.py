@@ -37,6 +37,9 @@ from crcr.relay.checks.flake_rerun import rerun_mark_key
 from crcr.relay.jobs.job import Job
 from crcr.stores.roles import Caches, Deadlines
 
+SHOWN_CHECKS = "shown-check-run"
+"""Cache namespace: `<head SHA>\x1f<check name>` → the run and level of the newest check
+run crcr created for that name on that commit, in progress or concluded."""
 OPEN_CHECKS = "open-check-run"
 """Cache namespace: `<head SHA>\\x1f<check name>` → the in-progress check run (`OpenCheck`)."""
 WATCH_PREFIX = "check-watch\x1f"
@@ -194,6 +197,31 @@ class OpenChecks:
         if open_check is None or not open_check.belongs_to(report):
             return None
         return open_check.level
+
+    async def shown(self, report: CheckReport, level: Level) -> None:
+        """Remember that the commit shows a check run of `report`'s run, created at `level`."""
+        key = open_check_key(report.head_sha, report.check_name)
+        value = json.dumps({"run": rerun_mark_key(report), "level": str(level)})
+        await self._store.cache_set(SHOWN_CHECKS, key, value, self._ttl)
+
+    async def shown_level(self, report: CheckReport) -> Level | None:
+        """The level of the check run the commit shows for `report`'s run, if crcr made one.
+
+        GitHub shows the newest check run of a name: once crcr has shown one for a run,
+        a later attempt of that run (a re-run) must replace it even where the level
+        would now give it none (a demotion, an override), or the check says what an
+        older attempt did while the HUD says what the newest did. A new run of the name
+        (a new dispatch) follows the level rules.
+        """
+        key = open_check_key(report.head_sha, report.check_name)
+        value = await self._store.cache_get(SHOWN_CHECKS, key)
+        try:
+            record = json.loads(value) if value is not None else None
+            if record is None or record["run"] != rerun_mark_key(report):
+                return None
+            return Level[record["level"]]
+        except (ValueError, KeyError, TypeError):
+            return None
 
     async def opening(
         self, report: CheckReport, level: Level, fields: Mapping[str, Any], *, now: float

@@ -281,6 +281,7 @@ class CheckPublisher:
             CHECK_RUNS.labels(result="dropped").inc()
             return HandlerResult.DROP
         await self._store.cache_set(CREATED_MARKS, item_id, str(created.get("id")), self._ttl)
+        await self.open_checks.shown(report, level)
         CHECK_RUNS.labels(result="created").inc()
         if fields["status"] == "completed":
             await self.open_checks.concluded(report)
@@ -315,7 +316,8 @@ class CheckPublisher:
         changes meanwhile (SPEC §10.2, invariant 1); a backend removed from the
         allowlist gets only that conclusion (its timeout), no new check run in progress.
         Otherwise the level the job is treated at (demotions) and, for L3, its labels
-        decide.
+        decide; and where they give none, a re-run of a run whose check run the commit
+        shows is published at that level, so the newest check run is the newest attempt's.
         """
         listed = allowlist.entry(report.repo) is not None
         opened_at = await self.open_checks.level_for(report)
@@ -323,6 +325,13 @@ class CheckPublisher:
             return opened_at
         if not listed:
             return None  # removed from the allowlist: none but the open ones' ends (SPEC §12)
+        wanted = await self._wanted_level(report, allowlist)
+        # A re-run of a run the commit shows a check run of replaces it (`shown_level`).
+        return wanted if wanted is not None else await self.open_checks.shown_level(report)
+
+    async def _wanted_level(self, report: CheckReport, allowlist: Allowlist) -> Level | None:
+        """The level a job's check run is wanted at by the rules alone: its level as
+        demotions and overrides leave it and, for L3, the PR's device label."""
         level = await self._levels.level_for_job(report.repo, report.level, report.started_at)
         device = allowlist.device_of(report.repo)
         if wanted_by_rule(level, device, report.labels, flagged=False):
