@@ -64,4 +64,5 @@ def hud_report(
         artifact_url=workflow.artifact_url,
         failed_tests=failed_tests_json(results),
         triage_verdict=triage_verdict_json(kept),
+        expected_conclusion=workflow.expected_conclusion,
     )
