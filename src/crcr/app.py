@@ -15,6 +15,7 @@ from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.ops.metrics_exposition import exposition
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
+from crcr.relay.health.api import health_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
@@ -101,6 +102,8 @@ def create_app(
     app.include_router(callback_router(callbacks))
     app.express_routes.update(dict.fromkeys(CALLBACK_PATHS, callbacks))
     _mount_hud(app, settings)
+    if not settings.hud_url:
+        app.include_router(health_router(lambda: live().health))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

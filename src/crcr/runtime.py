@@ -27,6 +27,8 @@ from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.health.assemble import HealthAssembler
+from crcr.relay.health.probes import ProbeSender
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.refresh import LevelRefresh
@@ -68,6 +70,8 @@ class Runtime:
     levels: LevelRefresh | None = None
     governance: LevelGovernance | None = None
     audit: AuditTrail | None = None
+    health: HealthAssembler | None = None
+    probes: ProbeSender | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -186,6 +190,15 @@ async def open_runtime(
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
     )
+    probes = ProbeSender(
+        store,
+        fanout,
+        source.get,
+        settings.upstream_repo,
+        settings.canary_repo,
+        settings.canary_interval,
+    )
+    health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))
     sweeper = Sweeper(
@@ -199,7 +212,7 @@ async def open_runtime(
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         deadline_handlers=checks.deadline_handlers,
-        extra_steps=[levels],
+        extra_steps=[levels, probes],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
@@ -222,6 +235,8 @@ async def open_runtime(
         levels=levels,
         governance=governance,
         audit=audit,
+        health=health,
+        probes=probes,
         _closers=closers,
     )
 

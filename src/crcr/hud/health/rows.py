@@ -1,4 +1,4 @@
-"""What relay health reads from the results store: recent completed jobs, last reports.
+"""What relay health reads from the results store: recent jobs, last reports, probe jobs.
 
 Index-backed reads sized by the caller (`ix_hud_jobs_repo_event_activity` per backend
 and event type), so the health view costs the same whatever the store's size.
@@ -6,10 +6,12 @@ and event type), so the health view costs the same whatever the store's size.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from sqlalchemy import Engine, func, select
 
+from crcr.hud.health.canary import ProbeJob
 from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob
 from crcr.hud.models import BACKENDS, JOBS
 
@@ -57,3 +59,32 @@ def last_reports(engine: Engine) -> dict[str, datetime]:
     with engine.connect() as connection:
         rows = connection.execute(select(BACKENDS.c.repo, BACKENDS.c.last_run_at)).all()
     return {row.repo: row.last_run_at for row in rows}
+
+
+def probe_jobs(engine: Engine, repo: str, delivery_ids: Sequence[str]) -> list[ProbeJob]:
+    """The canary's job rows for these probes, each job at its latest attempt.
+
+    A probe job re-run by hand is judged by how the re-run ended, as its check would be.
+    """
+    if not delivery_ids:
+        return []
+    query = (
+        select(
+            JOBS.c.delivery_id,
+            JOBS.c.job_name,
+            JOBS.c.status,
+            JOBS.c.conclusion,
+            JOBS.c.expected_conclusion,
+        )
+        .where(JOBS.c.downstream_repo == repo, JOBS.c.delivery_id.in_(list(delivery_ids)))
+        .order_by(JOBS.c.run_attempt)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    latest = {
+        (row.delivery_id, row.job_name): ProbeJob(
+            row.delivery_id, row.job_name, row.status, row.conclusion, row.expected_conclusion
+        )
+        for row in rows
+    }
+    return list(latest.values())
