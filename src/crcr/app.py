@@ -103,7 +103,7 @@ def create_app(
     app.express_routes.update(dict.fromkeys(CALLBACK_PATHS, callbacks))
     _mount_hud(app, settings)
     if not settings.hud_url:
-        app.include_router(health_router(lambda: live().health))
+        app.include_router(health_router(lambda: live().health_memo))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -143,6 +143,7 @@ def _mount_hud(app: FastAPI, settings: Settings) -> None:
         pages_router(
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
+            health=lambda: app.state.runtime.health_memo,
             upstream_repo=settings.upstream_repo,
         )
     )

@@ -19,6 +19,7 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
+from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
@@ -71,6 +72,7 @@ class Runtime:
     governance: LevelGovernance | None = None
     audit: AuditTrail | None = None
     health: HealthAssembler | None = None
+    health_memo: HealthMemo | None = None
     probes: ProbeSender | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
@@ -236,6 +238,7 @@ async def open_runtime(
         governance=governance,
         audit=audit,
         health=health,
+        health_memo=HealthMemo(health.report) if health else None,
         probes=probes,
         _closers=closers,
     )

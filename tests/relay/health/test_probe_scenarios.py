@@ -166,3 +166,18 @@ async def test_a_backend_sent_dispatches_but_silent_for_stale_hours_is_stale(
     stale = await health(world, later=48 * HOUR)
     states = {b["repo"]: b["state"] for b in stale["backends"]}
     assert states[L3_REPO] == "stale"
+
+
+async def test_the_health_page_and_every_header_say_degraded(world: World) -> None:
+    answered = await send_probe(world, T0)
+    await finish(world, answered, "test", "success")
+    silent = await send_probe(world, T0 + HOUR)
+    await health(world, later=1800 + 60)  # the API's verdict is the chip's too
+
+    page = await world.client.get("/crcr/health")
+    assert page.status_code == 200
+    assert 'data-health="degraded"' in page.text
+    assert f'data-delivery="{silent}"' in page.text
+    assert page.text.count(f'data-delivery="{answered}"') == 1  # in the probes, nowhere else
+    summary = await world.client.get("/crcr")
+    assert "data-health-chip" in summary.text and ">Degraded<" in summary.text

@@ -7,20 +7,20 @@ from typing import Any
 
 from fastapi import APIRouter, HTTPException
 
-from crcr.relay.health.assemble import HealthAssembler
+from crcr.hud.health.memo import HealthMemo
 
 
-def health_router(assembler: Callable[[], HealthAssembler | None]) -> APIRouter:
-    """The health route; `assembler` is looked up per request (the runtime opens late)."""
+def health_router(memo: Callable[[], HealthMemo | None]) -> APIRouter:
+    """The health route; `memo` is looked up per request (the runtime opens late)."""
     router = APIRouter(tags=["hud"])
 
     @router.get("/api/crcr/health")
     async def health() -> dict[str, Any]:
         """Healthy, Degraded or no data, with only what went wrong, and backend states."""
-        live = assembler()
+        live = memo()
         if live is None:
             raise HTTPException(404, "relay health needs the in-process HUD")
-        report = await live.report()
+        report = await live.fresh()
         return report.as_json()
 
     return router
