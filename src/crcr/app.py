@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.ops.metrics_exposition import exposition
+from crcr.relay.alerts.api import alerts_router
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.health.api import health_router
 from crcr.relay.openapi_operations import relay_operations
@@ -104,6 +105,7 @@ def create_app(
     _mount_hud(app, settings)
     if not settings.hud_url:
         app.include_router(health_router(lambda: live().health_memo))
+    app.include_router(alerts_router(lambda: live().store))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:

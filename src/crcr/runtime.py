@@ -21,6 +21,8 @@ from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
 from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
+from crcr.relay.alerts.sinks import ALERT_QUEUE, AlertSinks, alert_queue_handler
+from crcr.relay.alerts.watch import AlertWatch
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
@@ -73,6 +75,7 @@ class Runtime:
     audit: AuditTrail | None = None
     health: HealthAssembler | None = None
     health_memo: HealthMemo | None = None
+    alerts: AlertWatch | None = None
     probes: ProbeSender | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
@@ -201,6 +204,8 @@ async def open_runtime(
         settings.canary_interval,
     )
     health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
+    health_memo = HealthMemo(health.report) if health else None
+    sinks = AlertSinks.from_settings(settings)
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))
     sweeper = Sweeper(
@@ -211,6 +216,7 @@ async def open_runtime(
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
             **confirmer.queue_handlers,
+            ALERT_QUEUE: alert_queue_handler(sinks, http),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         deadline_handlers=checks.deadline_handlers,
@@ -219,6 +225,18 @@ async def open_runtime(
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
     forwarder.on_queued = sweeper.nudge
+    alerts = None
+    if health_memo is not None:
+        alerts = AlertWatch(
+            store,
+            health_memo,
+            sinks,
+            sweeper.instance_id,
+            settings.hud_public_url,
+            settings.audit_days,
+            settings.audit_max_per_repo,
+        )
+        sweeper.extra_steps.append(alerts)
     return Runtime(
         settings=settings,
         store=store,
@@ -238,7 +256,8 @@ async def open_runtime(
         governance=governance,
         audit=audit,
         health=health,
-        health_memo=HealthMemo(health.report) if health else None,
+        health_memo=health_memo,
+        alerts=alerts,
         probes=probes,
         _closers=closers,
     )
