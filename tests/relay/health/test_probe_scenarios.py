@@ -25,6 +25,7 @@ from tests.relay.checks_harness import (
     sandbox_app,
 )
 
+from crcr.relay.alerts.alert import Alert
 from crcr.relay.health.probes import ProbeSender
 from crcr.sandbox.github_identity import SandboxApp
 
@@ -181,3 +182,29 @@ async def test_the_health_page_and_every_header_say_degraded(world: World) -> No
     assert page.text.count(f'data-delivery="{answered}"') == 1  # in the probes, nowhere else
     summary = await world.client.get("/crcr")
     assert "data-health-chip" in summary.text and ">Degraded<" in summary.text
+
+
+async def test_one_alert_when_the_canary_turns_degraded_and_one_when_it_recovers(
+    world: World,
+) -> None:
+    runtime = world.runtime
+    assert runtime.alerts is not None and runtime.health is not None and runtime.audit
+    assembler, audit = runtime.health, runtime.audit
+
+    async def check() -> list[Alert]:
+        await audit.flush()  # the dispatches' audit entries are written in the background
+        assert runtime.alerts is not None
+        return await runtime.alerts.check()
+
+    answered = await send_probe(world, T0)
+    await finish(world, answered, "test", "success")
+    raised = await check()  # Healthy: a first state, no alert
+    silent = await send_probe(world, T0 + HOUR)
+    assembler.clock = lambda: time.time() + 1860
+    raised += await check()
+    raised += await check()  # still Degraded: nothing new
+    await finish(world, silent, "test", "success")
+    raised += await check()
+
+    canary = [(a.before, a.after) for a in raised if a.kind == "canary"]
+    assert canary == [("healthy", "degraded"), ("degraded", "healthy")]
