@@ -26,6 +26,7 @@ from tests.relay.checks_harness import (
 )
 
 from crcr.relay.alerts.alert import Alert
+from crcr.relay.allowlist.model import Allowlist, parse_allowlist
 from crcr.relay.health.probes import ProbeSender
 from crcr.sandbox.github_identity import SandboxApp
 
@@ -208,3 +209,15 @@ async def test_one_alert_when_the_canary_turns_degraded_and_one_when_it_recovers
 
     canary = [(a.before, a.after) for a in raised if a.kind == "canary"]
     assert canary == [("healthy", "degraded"), ("degraded", "healthy")]
+
+
+async def test_an_l1_backend_is_never_judged(world: World) -> None:
+    """L1 results are not recorded: judged, an L1 backend would read as stale forever."""
+
+    async def allowlist() -> Allowlist:
+        return parse_allowlist(f"L1:\n  - org/quiet\nL2:\n  - {L2_REPO}\n")
+
+    assert world.runtime.health is not None
+    world.runtime.health.allowlist = allowlist
+    report = await health(world, later=100 * HOUR)
+    assert [b["repo"] for b in report["backends"]] == [L2_REPO]

@@ -23,7 +23,7 @@ from crcr.hud.health.canary import ProbeDispatch, judge_canary
 from crcr.hud.health.report import BackendHealth, HealthReport
 from crcr.hud.health.rows import last_reports, probe_jobs, recent_completed_jobs
 from crcr.hud.health.states import CompletedJob, Silence, backend_state
-from crcr.relay.allowlist.model import Allowlist
+from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.entries import DISPATCH
 from crcr.stores.roles import AuditLog, Dispatches
 
@@ -90,7 +90,9 @@ class HealthAssembler:
 
     async def _backends(self, now: datetime) -> tuple[BackendHealth, ...]:
         reported = await to_thread.run_sync(last_reports, self.engine)
-        listed = {entry.repo for entry in (await self.allowlist()).entries}
+        # L1 results are answered but never recorded (SPEC §3): an L1 backend would read
+        # as stale forever, so only L2 and above are judged unless they reported anyway.
+        listed = set((await self.allowlist()).repos_at_least(Level.L2))
         repos = sorted(listed | set(reported))
         after = self.settings.alert_after
         jobs: list[list[CompletedJob]] = await to_thread.run_sync(
