@@ -14,8 +14,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.ops.metrics_exposition import exposition
+from crcr.relay.alerts.api import alerts_router
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
+from crcr.relay.health.api import health_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
@@ -106,6 +108,9 @@ def create_app(
     app.include_router(callback_router(callbacks))
     app.express_routes.update(dict.fromkeys(CALLBACK_PATHS, callbacks))
     _mount_hud(app, settings, github_web or github_web_url(settings.github_api_url))
+    if not settings.hud_url:
+        app.include_router(health_router(lambda: live().health_memo))
+    app.include_router(alerts_router(lambda: live().store))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -159,6 +164,7 @@ def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
         pages_router(
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
+            health=lambda: app.state.runtime.health_memo,
             upstream_repo=settings.upstream_repo,
             github_web=github_web,
         )

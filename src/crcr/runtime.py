@@ -19,7 +19,10 @@ from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
+from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
+from crcr.relay.alerts.sinks import ALERT_QUEUE, AlertSinks, alert_queue_handler
+from crcr.relay.alerts.watch import AlertWatch
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
@@ -27,6 +30,8 @@ from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.health.assemble import HealthAssembler
+from crcr.relay.health.probes import ProbeSender
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.governance import LevelGovernance
 from crcr.relay.levels.refresh import LevelRefresh
@@ -68,6 +73,10 @@ class Runtime:
     levels: LevelRefresh | None = None
     governance: LevelGovernance | None = None
     audit: AuditTrail | None = None
+    health: HealthAssembler | None = None
+    health_memo: HealthMemo | None = None
+    alerts: AlertWatch | None = None
+    probes: ProbeSender | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -186,6 +195,17 @@ async def open_runtime(
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
     )
+    probes = ProbeSender(
+        store,
+        fanout,
+        source.get,
+        settings.upstream_repo,
+        settings.canary_repo,
+        settings.canary_interval,
+    )
+    health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
+    health_memo = HealthMemo(health.report) if health else None
+    sinks = AlertSinks.from_settings(settings)
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))
     sweeper = Sweeper(
@@ -196,14 +216,27 @@ async def open_runtime(
             DISPATCH_QUEUE: dispatch_queue_handler(redelivery),
             **checks.queue_handlers,
             **confirmer.queue_handlers,
+            ALERT_QUEUE: alert_queue_handler(sinks, http),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         deadline_handlers=checks.deadline_handlers,
-        extra_steps=[levels],
+        extra_steps=[levels, probes],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
     )
     forwarder.on_queued = sweeper.nudge
+    alerts = None
+    if health_memo is not None:
+        alerts = AlertWatch(
+            store,
+            health_memo,
+            sinks,
+            sweeper.instance_id,
+            settings.hud_public_url,
+            settings.audit_days,
+            settings.audit_max_per_repo,
+        )
+        sweeper.extra_steps.append(alerts)
     return Runtime(
         settings=settings,
         store=store,
@@ -222,6 +255,10 @@ async def open_runtime(
         levels=levels,
         governance=governance,
         audit=audit,
+        health=health,
+        health_memo=health_memo,
+        alerts=alerts,
+        probes=probes,
         _closers=closers,
     )
 

@@ -15,6 +15,9 @@ VALUES = {
     "github_app_private_key": "-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----",
     "redis_url": "redis://default:pw-from-file@cache:6379/0",
     "database_url": "postgresql://crcr:pw-from-file@db/hud",
+    "alert_webhook": "https://alerts.example.org/hook?token=from-file",
+    "alert_secret": "alert-secret-from-file",
+    "alert_slack_url": "https://hooks.slack.com/services/T0/B0/from-file",
 }
 
 

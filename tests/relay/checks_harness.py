@@ -190,7 +190,7 @@ class World:
 
 
 def relay_settings(
-    tmp_path: Path, sandbox: SandboxGitHub, allowlist_url: str | None = None
+    tmp_path: Path, sandbox: SandboxGitHub, allowlist_url: str | None = None, **overrides: Any
 ) -> Settings:
     """The relay's settings; the allowlist is a file unless `allowlist_url` names a blob."""
     allowlist = tmp_path / "allowlist.yaml"
@@ -208,6 +208,7 @@ def relay_settings(
         # Well above the 0.3 s latency some scenarios inject, on a loaded machine too.
         github_timeout=2.0,
         rate_limit_per_min=10_000,
+        **overrides,
     )
 
 
@@ -224,10 +225,11 @@ async def open_world(
     sandbox: SandboxGitHub,
     signing_key: SigningKey,
     allowlist_url: str | None = None,
+    **overrides: Any,
 ) -> AsyncIterator[World]:
     """A relay app on a fresh store in front of `sandbox`, with the sandbox's OIDC issuer."""
     issuer = SandboxIssuer(ISSUER_URL, key=signing_key)
-    settings = relay_settings(tmp_path, sandbox, allowlist_url)
+    settings = relay_settings(tmp_path, sandbox, allowlist_url, **overrides)
     store = await opener.open()
     github = sandbox_github_client(sandbox, store)
     issuer_app = Starlette(routes=[Mount("/oidc", routes=issuer.routes())])

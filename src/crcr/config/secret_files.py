@@ -22,6 +22,9 @@ SECRET_SETTINGS = (
     "github_app_private_key",
     "redis_url",
     "database_url",
+    "alert_webhook",
+    "alert_secret",
+    "alert_slack_url",
 )
 """The settings that may come from a file (URLs carry passwords)."""
 

@@ -60,7 +60,8 @@ class JobExecution(Base):
     name, run id, run attempt, check run id): a re-run is a new row. `day` and
     `activity_at` are the rollup bucket the row currently counts in. `failed_tests` and
     `triage_verdict` are the downstream's claims as JSON text (SPEC §11, bounded on
-    ingest); `confirmed` and `github_conclusion` are what GitHub said of the job.
+    ingest); `confirmed` and `github_conclusion` are what GitHub said of the job;
+    `expected_conclusion` what the job said it should conclude (SPEC §13, canary probes).
     """
 
     __tablename__ = "hud_jobs"
@@ -96,6 +97,7 @@ class JobExecution(Base):
     triage_verdict: Mapped[str | None] = mapped_column(Text)
     confirmed: Mapped[bool | None] = mapped_column(Boolean)
     github_conclusion: Mapped[str | None] = mapped_column(String(30))
+    expected_conclusion: Mapped[str | None] = mapped_column(String(30))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     activity_at: Mapped[datetime] = mapped_column(UtcDateTime)

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from tests.hud.web import failures_seed, seed
+from tests.hud.web import failures_seed, health_seed, seed
 from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
@@ -34,7 +34,9 @@ def full_hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Base URL of a live HUD holding both known data sets (the audit and screenshots)."""
     database = tmp_path_factory.mktemp("hud") / "hud.db"
     lookup = seed.DemotionsForTests()
-    with seeded_hud(database, both_data_sets, demotion_lookup=lookup) as url:
+    with seeded_hud(
+        database, both_data_sets, demotion_lookup=lookup, health=health_seed.degraded_memo()
+    ) as url:
         yield url
 
 

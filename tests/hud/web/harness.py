@@ -20,6 +20,7 @@ from tests.hud.web.seed import Clock
 
 from crcr.hud.component import Hud, mount_hud
 from crcr.hud.db import create_results_engine, migrate
+from crcr.hud.health.memo import HealthMemo
 from crcr.hud.levels.providers import DemotionLookup, GovernanceLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
@@ -42,6 +43,7 @@ def hud_app(
     demotion_lookup: DemotionLookup | None = None,
     governance_lookup: GovernanceLookup | None = None,
     live_seconds: float = 15.0,
+    health: HealthMemo | None = None,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
@@ -62,6 +64,7 @@ def hud_app(
         pages_router(
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
+            health=None if health is None else lambda: health,
             upstream_repo="pytorch/pytorch",
             per_page=per_page,
             live_seconds=live_seconds,
@@ -130,6 +133,7 @@ def seeded_hud(
     *,
     demotion_lookup: DemotionLookup | None = None,
     governance_lookup: GovernanceLookup | None = None,
+    health: HealthMemo | None = None,
 ) -> Iterator[str]:
     """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
     engine = create_results_engine(f"sqlite:///{database}")
@@ -137,7 +141,11 @@ def seeded_hud(
     clock = Clock()
     try:
         app = hud_app(
-            engine, clock, demotion_lookup=demotion_lookup, governance_lookup=governance_lookup
+            engine,
+            clock,
+            demotion_lookup=demotion_lookup,
+            governance_lookup=governance_lookup,
+            health=health,
         )
         with LiveServer(app) as server:
             with httpx.Client(base_url=server.url) as client:

@@ -34,6 +34,7 @@ PAGES = (
     ("pr-failures", f"/crcr/pr/{failures_seed.PR}"),
     ("pr-empty", "/crcr/pr/999"),
     ("levels", "/crcr/levels"),
+    ("health", "/crcr/health"),
     ("latency", "/crcr/metrics"),
     ("nightly", "/crcr/nightly"),
     ("error", "/crcr/nobody/nothing"),

@@ -36,6 +36,7 @@ PAGES = (
     ("backend", "/crcr/acme/gate"),
     ("pr", "/crcr/pr/500"),
     ("levels", "/crcr/levels"),
+    ("health", "/crcr/health"),
     ("latency", "/crcr/metrics"),
     ("nightly", "/crcr/nightly"),
 )

@@ -222,6 +222,9 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
     conclusion = _text(workflow, "conclusion", wf, max_len=30, required=False)
     if conclusion is not None and (problem := conclusion_problem(conclusion)):
         raise Invalid(f"{wf}.conclusion {problem}")
+    expected = _text(workflow, "expected_conclusion", wf, max_len=30, required=False)
+    if expected is not None and (problem := conclusion_problem(expected)):
+        raise Invalid(f"{wf}.expected_conclusion {problem}")
     attempt_text = _text(workflow, "run_attempt", wf, max_len=9, required=False) or "1"
     try:
         run_attempt = run_attempt_number(attempt_text)
@@ -271,6 +274,7 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
         triage_verdict=detail.triage_verdict,
         confirmed=detail.confirmed,
         github_conclusion=detail.github_conclusion,
+        expected_conclusion=expected,
     )
 
 

@@ -46,6 +46,8 @@ CARRIED_FIELDS = (
     "triage_verdict",
     "confirmed",
     "github_conclusion",
+    # SPEC §13: an in_progress callback may state it, its completed one not again.
+    "expected_conclusion",
 )
 CONTEXT_FIELDS = ("upstream_repo", "event_type", "pr_number", "head_sha")
 

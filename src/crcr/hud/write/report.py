@@ -21,6 +21,8 @@ class JobReport(JobFacts):
     triage_verdict: str | None = None
     confirmed: bool | None = None
     github_conclusion: str | None = None
+    expected_conclusion: str | None = None
+    """What the job should conclude (SPEC §13 `workflow.expected_conclusion`), if it says."""
 
     @cached_property
     def job_key(self) -> str:

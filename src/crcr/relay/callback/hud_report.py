@@ -66,6 +66,7 @@ def hud_report(
         artifact_url=workflow.artifact_url,
         failed_tests=_failed_tests(results),
         triage_verdict=compact_json(kept["triage_verdict"]) if "triage_verdict" in kept else None,
+        expected_conclusion=workflow.expected_conclusion,
     )
 
 

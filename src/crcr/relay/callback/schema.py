@@ -135,6 +135,7 @@ class Workflow(BaseModel):
     test_results: TestCounts | None = None
     artifact_url: str | None = None
     triage_verdict: dict[str, Any] | None = None
+    expected_conclusion: Word | None = None  # SPEC §13: beats the job name's xfail/…
     failure_detail_problems: list[str] = Field(default_factory=list, exclude=True)
     """Why failure detail was dropped, for the log: set here, never taken from the body."""
 
@@ -153,7 +154,7 @@ class Workflow(BaseModel):
         return sanitised
 
     # The HUD's own rules (`hud.write.fields`): what is accepted here, the HUD stores.
-    @field_validator("conclusion")
+    @field_validator("conclusion", "expected_conclusion")
     @classmethod
     def _check_run_conclusion(cls, value: str | None) -> str | None:
         if value and (problem := conclusion_problem(value)):

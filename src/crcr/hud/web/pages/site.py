@@ -11,6 +11,7 @@ from urllib.parse import quote, urlencode
 from fastapi import Request
 from fastapi.responses import HTMLResponse
 
+from crcr.hud.health.memo import HealthMemo
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
 from crcr.hud.web.page_cache import PageCache
@@ -21,6 +22,7 @@ EVENT_CHOICES = ((None, "All"), *EVENT_NAMES.items())
 
 QueriesSource = HudQueries | Callable[[], HudQueries]
 LevelsSource = Callable[[], LevelStatusService]
+HealthSource = Callable[[], HealthMemo | None]
 
 
 class BadParameter(Exception):
@@ -81,6 +83,8 @@ class Site:
     live_seconds: float
     cache: PageCache = field(default_factory=PageCache)
     github_web: str = "https://github.com"
+    health: HealthSource | None = None
+    """Relay health (SPEC §13), for the health page and every page's header chip."""
 
     def facade(self) -> HudQueries:
         """The query facade (built by now, if it is built at start-up)."""
@@ -97,11 +101,22 @@ class Site:
             upstream_repo=self.upstream_repo,
             github_web=self.github_web,
             section=section,
+            health_chip=self.health_chip(),
             **context,
         )
         if status_code == 200 and context.get("live"):
             self.cache.put(context["live"]["key"], html)
         return HTMLResponse(html, status_code=status_code)
+
+    def health_chip(self) -> dict[str, str] | None:
+        """The header's link to the health page with the last verdict; None without one."""
+        memo = None if self.health is None else self.health()
+        if memo is None:
+            return None
+        status = memo.known_status()
+        word = {"healthy": "Healthy", "degraded": "Degraded"}.get(str(status), "Health")
+        tone = {"healthy": "good", "degraded": "bad"}.get(str(status), "muted")
+        return {"href": f"{self.prefix}/health", "word": word, "tone": tone}
 
     def error(self, status_code: int, heading: str, message: str) -> HTMLResponse:
         """The error page."""

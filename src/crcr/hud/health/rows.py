@@ -1,0 +1,90 @@
+"""What relay health reads from the results store: recent jobs, last reports, probe jobs.
+
+Index-backed reads sized by the caller (`ix_hud_jobs_repo_event_activity` per backend
+and event type), so the health view costs the same whatever the store's size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import Engine, func, select
+
+from crcr.hud.health.canary import ProbeJob
+from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob
+from crcr.hud.models import BACKENDS, JOBS
+
+WINDOW_PER_ALERT_AFTER = 4
+"""Rows read per job the state judges: enough to also hold the re-runs of those jobs."""
+
+
+def recent_completed_jobs(engine: Engine, repo: str, alert_after: int) -> list[CompletedJob]:
+    """The backend's newest completed default-branch and nightly jobs, newest first."""
+    finished = func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at)
+    query = (
+        select(
+            JOBS.c.delivery_id,
+            JOBS.c.workflow_name,
+            JOBS.c.job_name,
+            JOBS.c.event_type,
+            JOBS.c.run_attempt,
+            JOBS.c.conclusion,
+            finished.label("finished"),
+        )
+        .where(
+            JOBS.c.downstream_repo == repo,
+            JOBS.c.event_type.in_(sorted(COUNTED_EVENTS)),
+            JOBS.c.status == "completed",
+        )
+        .order_by(JOBS.c.activity_at.desc())
+        .limit(alert_after * WINDOW_PER_ALERT_AFTER)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    return [
+        CompletedJob(
+            job=f"{row.delivery_id}\x00{row.workflow_name}\x00{row.job_name}",
+            event_type=row.event_type,
+            run_attempt=row.run_attempt,
+            conclusion=row.conclusion,
+            completed_at=row.finished,
+        )
+        for row in rows
+    ]
+
+
+def last_reports(engine: Engine) -> dict[str, datetime]:
+    """Each backend that ever reported, with the time of its latest report."""
+    with engine.connect() as connection:
+        rows = connection.execute(select(BACKENDS.c.repo, BACKENDS.c.last_run_at)).all()
+    return {row.repo: row.last_run_at for row in rows}
+
+
+def probe_jobs(engine: Engine, repo: str, delivery_ids: Sequence[str]) -> list[ProbeJob]:
+    """The canary's job rows for these probes, each job at its latest attempt.
+
+    A probe job re-run by hand is judged by how the re-run ended, as its check would be.
+    """
+    if not delivery_ids:
+        return []
+    query = (
+        select(
+            JOBS.c.delivery_id,
+            JOBS.c.job_name,
+            JOBS.c.status,
+            JOBS.c.conclusion,
+            JOBS.c.expected_conclusion,
+        )
+        .where(JOBS.c.downstream_repo == repo, JOBS.c.delivery_id.in_(list(delivery_ids)))
+        .order_by(JOBS.c.run_attempt)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    latest = {
+        (row.delivery_id, row.job_name): ProbeJob(
+            row.delivery_id, row.job_name, row.status, row.conclusion, row.expected_conclusion
+        )
+        for row in rows
+    }
+    return list(latest.values())
