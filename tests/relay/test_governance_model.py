@@ -394,6 +394,9 @@ class Place:
         async with open_world(self.store, self.work_dir, self.sandbox, self.key) as world:
             world.runtime.sweeper.extra_steps.clear()
             world.checks.inline_budget = world.checks.backfill_budget = 30.0
+            # The model is about what is decided, not how fast: a loaded machine (a soak
+            # beside the suite) must not turn a callback into a 503 to retry.
+            world.runtime.callback.check_budget = 30.0
             if world.runtime.demotions is not None:
                 world.runtime.demotions._cache_seconds = 0  # a demotion counts at once
             yield world
