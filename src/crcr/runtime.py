@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
@@ -102,11 +103,14 @@ async def open_runtime(
     store: StateStore | None = None,
     github: GitHubClient | None = None,
     http: httpx.AsyncClient | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> Runtime:
     """Open every component the settings call for.
 
     A test or the demo may pass objects it already holds (a store, a GitHub client bound
     to the sandbox, an HTTP client for JWKS and the HUD); what is passed in is not closed.
+    `clock` is the jobs' time (epoch seconds) for the callback, the sweeper and the check
+    runs alike, so a test can move it past a deadline for all of them at once.
     """
     from crcr.stores.factory import open_state_store
 
@@ -155,9 +159,10 @@ async def open_runtime(
         levels=demotions,
         baseline=hud,
         audit=audit,
+        clock=clock,
     )
     confirmer = ConclusionConfirmer(
-        store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl
+        store, github, forwarder, republish=checks.republish, ttl=settings.status_ttl, clock=clock
     )
     levels = level_refresh(
         settings,
@@ -194,6 +199,7 @@ async def open_runtime(
         on_accepted=[checks.on_accepted, confirmer.on_accepted],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
+        clock=clock,
     )
     probes = ProbeSender(
         store,
@@ -223,6 +229,7 @@ async def open_runtime(
         extra_steps=[levels, probes],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
+        clock=clock,
     )
     forwarder.on_queued = sweeper.nudge
     alerts = None

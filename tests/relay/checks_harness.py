@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -225,9 +226,11 @@ async def open_world(
     sandbox: SandboxGitHub,
     signing_key: SigningKey,
     allowlist_url: str | None = None,
+    clock: Callable[[], float] = time.time,
     **overrides: Any,
 ) -> AsyncIterator[World]:
-    """A relay app on a fresh store in front of `sandbox`, with the sandbox's OIDC issuer."""
+    """A relay app on a fresh store in front of `sandbox`, with the sandbox's OIDC issuer;
+    `clock` is the relay's time for jobs (`open_runtime`), `overrides` further settings."""
     issuer = SandboxIssuer(ISSUER_URL, key=signing_key)
     settings = relay_settings(tmp_path, sandbox, allowlist_url, **overrides)
     store = await opener.open()
@@ -236,7 +239,7 @@ async def open_world(
     http = httpx.AsyncClient(transport=httpx.ASGITransport(app=issuer_app))
 
     async def open_bound(s: Settings) -> Runtime:
-        return await open_runtime(s, store=store, github=github, http=http)
+        return await open_runtime(s, store=store, github=github, http=http, clock=clock)
 
     app = create_app(settings, runtime=open_bound, background=False)
     try:

@@ -1,12 +1,14 @@
 """The governance layer as an upstream lives it: a model-based test (SPEC §10.2).
 
 Hypothesis drives the real relay app over the sandbox GitHub through the events of a
-pull request's life — pushes, the device label, downstream jobs starting, passing,
-failing and being re-run, L4 confirmation re-runs, backends demoted and restored,
-sweeper passes — in any order, and after each sweeper pass checks what an upstream
-must be able to trust:
+pull request's life — pushes, the device label, the PR closing, downstream jobs starting,
+passing, failing, timing out and being re-run, L4 confirmation re-runs, backends demoted
+and restored, demotions declined, overrides set and cleared, the relay restarting,
+sweeper passes and hours passing beyond the zombie timeout — in any order, and checks
+what an upstream must be able to trust:
 
-- every check run whose job has ended is concluded (a blocking L4 check always ends);
+- every check run whose job has ended is concluded (a blocking L4 check always ends),
+  and none outlives its job by more than the zombie timeout and a sweep;
 - a check run's conclusion is its job's latest result, and the HUD's row agrees;
 - one oncall comment per (pull request, backend), listing each failing job once and
   only jobs that still fail.
@@ -14,7 +16,9 @@ must be able to trust:
 `make test` runs a few examples on each state store (`CRCR_GOVERNANCE_EXAMPLES`, 10 by
 default); `make soak-governance` runs thousands. Against the code before issue 29's
 fixes it found the blocking check that never ends within 400 examples, shrunk to three
-steps: an L4 job fails, its backend is demoted, the confirming re-run fails.
+steps: an L4 job fails, its backend is demoted, the confirming re-run fails; after them,
+a green check kept over a re-run that timed out under an override
+(`tests/relay/governance/test_re_runs_replace_their_check.py`).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -58,6 +63,7 @@ from tests.relay.checks_harness import (
 from crcr.hud.models import JOBS
 from crcr.relay.allowlist.model import Level, parse_allowlist
 from crcr.relay.checks.oncall_comments import oncall_marker
+from crcr.relay.checks.open_checks import RECHECK, WATCH_SLACK
 from crcr.relay.levels.demotion import Demotion
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub
@@ -299,6 +305,22 @@ class Governance(RuleBasedStateMachine):
         self.settled = False
 
     @rule()
+    def hours_pass(self) -> None:
+        """Past `CRCR_ZOMBIE_TIMEOUT`: the sweeper times out every job still running and
+        gives up on every confirming re-run that never came (the failure stands)."""
+        zombie_timeout = self.world.runtime.settings.zombie_timeout
+        for ahead in (zombie_timeout + WATCH_SLACK + 60, 2 * RECHECK):
+            self.place.clock.ahead += ahead
+            self.run(self.world.settle())
+        for key, model in self.jobs.items():
+            if model.running:
+                model.running = False
+                model.results[model.attempt] = "timed_out"
+            elif self._awaiting_confirmation(*key):
+                model.re_runs_answered += 1
+        self.settled = True
+
+    @rule()
     def sweeper_pass(self) -> None:
         self.run(self.world.settle())
         self.settled = True
@@ -379,19 +401,32 @@ class Governance(RuleBasedStateMachine):
                 )
 
 
+class RelayClock:
+    """The relay's time for jobs: now, or as far ahead as the model has moved it."""
+
+    def __init__(self) -> None:
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
 @dataclass
 class Place:
-    """Where one example's relay lives: its store, GitHub and data, kept across restarts."""
+    """Where one example's relay lives: its store, GitHub, data and clock, kept across
+    restarts."""
 
     store: StoreOpener
     sandbox: SandboxGitHub
     work_dir: Path
     key: SigningKey
+    clock: RelayClock = field(default_factory=RelayClock)
 
     @asynccontextmanager
     async def world(self) -> AsyncIterator[World]:
         """A relay instance here, with level verdicts left to the rules, generous budgets."""
-        async with open_world(self.store, self.work_dir, self.sandbox, self.key) as world:
+        opened = open_world(self.store, self.work_dir, self.sandbox, self.key, clock=self.clock)
+        async with opened as world:
             world.runtime.sweeper.extra_steps.clear()
             world.checks.inline_budget = world.checks.backfill_budget = 30.0
             # The model is about what is decided, not how fast: a loaded machine (a soak
