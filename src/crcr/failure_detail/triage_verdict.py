@@ -178,14 +178,15 @@ def _analyzed_at(value: object) -> str:
     return text
 
 
-def _nested_deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
+def nested_deeper_than(value: object, limit: int) -> bool:
+    """Whether `value` holds containers more than `limit` levels deep (without recursing:
+    a JSON document nested past Python's recursion limit is the case to catch)."""
     level: list[object] = [value]
     for _ in range(limit + 1):
         level = [
             child
             for item in level
-            if isinstance(item, Mapping | list)
+            if isinstance(item, (Mapping, list))
             for child in (item.values() if isinstance(item, Mapping) else item)
         ]
         if not level:
@@ -194,7 +195,7 @@ def _nested_deeper_than(value: object, limit: int) -> bool:
 
 
 def _encoded_size(raw: Mapping[str, Any]) -> int:
-    if _nested_deeper_than(raw, MAX_DEPTH):
+    if nested_deeper_than(raw, MAX_DEPTH):
         raise _Dropped(f"nested deeper than {MAX_DEPTH} levels")
     try:
         encoded = json.dumps(raw, separators=(",", ":"), ensure_ascii=False, default=str)

@@ -22,6 +22,7 @@ from pydantic import (
     model_validator,
 )
 
+from crcr.failure_detail.triage_verdict import nested_deeper_than
 from crcr.failure_detail.visible_text import has_format_characters, visible
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
@@ -291,27 +292,12 @@ def parse_callback(raw: bytes, *, allow_http: bool = False) -> ParsedCallback:
 
 
 def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
-    if _nested_deeper_than(document, MAX_DEPTH):
+    if nested_deeper_than(document, MAX_DEPTH):
         raise Invalid(f"body: nested deeper than {MAX_DEPTH} levels")
     try:
         return CallbackBody.model_validate(document, context=context)
     except ValidationError as exc:
         raise Invalid(describe_first_error(exc)) from None
-
-
-def _nested_deeper_than(value: object, limit: int) -> bool:
-    """Whether `value` holds containers more than `limit` levels deep (without recursing)."""
-    level: list[object] = [value]
-    for _ in range(limit + 1):
-        level = [
-            child
-            for item in level
-            if isinstance(item, dict | list)
-            for child in (item.values() if isinstance(item, dict) else item)
-        ]
-        if not level:
-            return False
-    return True
 
 
 def _json_document(raw: bytes) -> Any:
