@@ -19,9 +19,9 @@ class HealthSettings(BaseSettings):
     """`CRCR_CANARY_*`, `CRCR_STALE_HOURS` and `CRCR_ALERT_*` (SPEC §13 "Shapes and units")."""
 
     canary_repo: str | None = None
-    canary_interval: float = Field(default=3600.0, ge=0)  # seconds; 0 = no crcr_probe
-    canary_deadline: float = Field(default=1800.0, gt=0)  # seconds
-    stale_hours: float = Field(default=48.0, gt=0)
+    canary_interval: float = Field(default=3600, ge=0)  # seconds; 0 = no crcr_probe
+    canary_deadline: float = Field(default=1800, gt=0)  # seconds
+    stale_hours: float = Field(default=48, gt=0)
     alert_after: int = Field(default=3, ge=1)
     alert_webhook: SecretStr | None = None  # a URL may carry a token: never printed
     alert_secret: SecretStr | None = None
