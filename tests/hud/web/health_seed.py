@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from crcr.hud.health.canary import (
@@ -41,9 +43,14 @@ def degraded_report() -> HealthReport:
 
 
 def degraded_memo() -> HealthMemo:
-    """A memo that always answers the degraded report."""
+    """A memo that always answers the degraded report, and knows it from the start: the
+    header chip of the first page drawn says Degraded too (a screenshot of it must not
+    depend on whether a background refresh finished first)."""
 
     async def report() -> HealthReport:
         return degraded_report()
 
-    return HealthMemo(report)
+    memo = HealthMemo(report)
+    with ThreadPoolExecutor(1) as aside:  # a loop of its own: fixtures may run inside one
+        aside.submit(asyncio.run, memo.fresh()).result()
+    return memo
