@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import os
 import subprocess
 import tomllib
 from pathlib import Path
@@ -11,10 +12,16 @@ ROOT = Path(__file__).parents[1]
 
 
 def planned(target: str, tmp_path: Path) -> str:
-    """The commands `make TARGET` would run from a fresh clone (no venv yet), not run."""
+    """The commands `make TARGET` would run from a fresh clone (no venv yet), not run.
+
+    Run as a make of its own: under `make test` the parent's MAKEFLAGS and MAKELEVEL
+    would make it a sub-make, which prints "Entering directory" lines around the plan.
+    """
+    alone = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
     done = subprocess.run(
         ["make", "--dry-run", "--always-make", target, f"VENV={tmp_path / 'venv'}"],
         cwd=ROOT,
+        env=alone,
         capture_output=True,
         text=True,
         check=True,
