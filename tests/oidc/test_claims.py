@@ -94,7 +94,10 @@ def pyjwt_accepts(token: str) -> bool:
             leeway=MAX_LEEWAY_SECONDS,
             options={"require": ["exp", "iss", "aud"]},
         )
-    except jwt.PyJWTError:
+    except (jwt.PyJWTError, TypeError, ValueError, OverflowError):
+        # PyJWT at our floor (2.10.1) meets a null, NaN or infinite time with int(): a
+        # refusal all the same, only not in its own exception (later versions raise
+        # DecodeError).
         return False
     return True
 

@@ -36,7 +36,11 @@ async def relay(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
         async def close() -> None:
             return None
 
-        return SimpleNamespace(store=SimpleNamespace(ping=ping), hud=None, close=close)
+        async def audit_entries(repo: str, *, limit: int) -> list[dict[str, Any]]:
+            return []  # no alert raised yet (`/api/crcr/alerts`)
+
+        store = SimpleNamespace(ping=ping, audit_entries=audit_entries)
+        return SimpleNamespace(store=store, hud=None, close=close)
 
     settings = load_settings(data_dir=tmp_path, hud_url="https://hud.example/api/crcr/results")
     app = create_app(settings, runtime=runtime, background=False)
