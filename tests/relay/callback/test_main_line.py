@@ -78,7 +78,7 @@ async def test_a_completed_callback_crosses_five_modules_and_never_comes_back(
     to_the_hud = max((s for s in seen if s[0] == MAIN_LINE[0]), key=len_to(MAIN_LINE[3]))
     writing = max((s for s in seen if s[0] == MAIN_LINE[3]), key=len_to(MAIN_LINE[4]))
     line = to_the_hud[: to_the_hud.index(MAIN_LINE[3])] + writing[: writing.index(MAIN_LINE[4]) + 1]
-    assert line == MAIN_LINE and len(line) <= 6
+    assert line == MAIN_LINE  # five modules: the issue asks for six at most
     # Never back to a module it left: no stack holds a module twice.
     assert [s for s in seen if len(set(s)) != len(s)] == []
 
