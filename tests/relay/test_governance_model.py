@@ -3,15 +3,18 @@
 Hypothesis drives the real relay app over the sandbox GitHub through the events of a
 pull request's life — pushes, the device label, the PR closing, downstream jobs starting,
 passing, failing, timing out and being re-run, L4 confirmation re-runs, backends demoted
-and restored, demotions declined, overrides set and cleared, the relay restarting,
-sweeper passes and hours passing beyond the zombie timeout — in any order, and checks
-what an upstream must be able to trust:
+and restored, demotions declined, overrides set and cleared, level syncs opening demotion
+pull requests, those pull requests merged, backends removed from the allowlist, the
+relay restarting, sweeper passes and hours passing beyond the zombie timeout — in any
+order, and checks what an upstream must be able to trust:
 
 - every check run whose job has ended is concluded (a blocking L4 check always ends),
   and none outlives its job by more than the zombie timeout and a sweep;
 - a check run's conclusion is its job's latest result, and the HUD's row agrees;
 - one oncall comment per (pull request, backend), listing each failing job once and
-  only jobs that still fail.
+  only jobs that still fail;
+- a level pull request moves an entry whole (its oncalls, events and token pins kept),
+  merged ones included, and is open only for a backend still listed one level above.
 
 `make test` runs a few examples on each state store (`CRCR_GOVERNANCE_EXAMPLES`, 10 by
 default); `make soak-governance` runs thousands. Against the code before issue 29's
@@ -30,7 +33,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -48,8 +51,8 @@ from hypothesis.stateful import (
 from sqlalchemy import select
 from tests.relay.callback_harness import StoreOpener, opener, signing_key
 from tests.relay.checks_harness import (
-    ALLOWLIST,
     DEVICE_LABEL,
+    L2_REPO,
     L3_REPO,
     L4_REPO,
     PR_NUMBER,
@@ -59,16 +62,26 @@ from tests.relay.checks_harness import (
     open_world,
     sandbox_app,
 )
+from tests.relay.governance.steps import ALLOWLIST_PATH, BLOB_URL, merge_allowlist
 
+from crcr.cli.levels import sync_levels
 from crcr.hud.models import JOBS
-from crcr.relay.allowlist.model import Level, parse_allowlist
+from crcr.relay.allowlist.model import (
+    Allowlist,
+    AllowlistEntry,
+    Level,
+    TokenConstraints,
+    parse_allowlist,
+)
 from crcr.relay.checks.oncall_comments import oncall_marker
 from crcr.relay.checks.open_checks import RECHECK, WATCH_SLACK
 from crcr.relay.levels.demotion import Demotion
+from crcr.relay.levels.governance import DEMOTION_BRANCH
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SigningKey
 from crcr.sandbox.webhooks import pull_request_event
+from crcr.sandbox.webhooks.objects import stable_id
 
 __all__ = ["opener", "sandbox_app", "signing_key"]  # the fixtures, re-used
 
@@ -78,6 +91,33 @@ FAILING = frozenset({"failure", "timed_out"})
 EXAMPLES = int(os.environ.get("CRCR_GOVERNANCE_EXAMPLES", "10"))
 STEPS = int(os.environ.get("CRCR_GOVERNANCE_STEPS", "25"))
 _ROW = re.compile(r"^\| `([^`]+)` \| (\w+) \|", re.MULTILINE)
+PINS = {
+    repo: TokenConstraints(
+        str(stable_id(repo)), f"{repo}/.github/workflows/crcr.yml@*", "refs/heads/main"
+    )
+    for repo in BACKENDS
+}
+ONCALLS = {L3_REPO: ("xpu-oncall",), L4_REPO: ("oncall1", "oncall2")}
+# The upstream's allowlist: entries in the mapping form, pinned, commented — what a level
+# pull request must keep.
+UPSTREAM_ALLOWLIST = f"""\
+# Backends of {UPSTREAM}, reviewed by the CI team.
+L2:
+  - {L2_REPO}
+L3:
+  xpu:
+    {L3_REPO}:   # Intel's runners; the pins bind its tokens
+      oncalls: [xpu-oncall]
+      repository_id: {PINS[L3_REPO].repository_id}
+      workflow: "{PINS[L3_REPO].workflow}"
+      ref: {PINS[L3_REPO].ref}
+L4:
+  - {L4_REPO}:
+      oncalls: [oncall1, oncall2]
+      repository_id: {PINS[L4_REPO].repository_id}
+      workflow: "{PINS[L4_REPO].workflow}"
+      ref: {PINS[L4_REPO].ref}
+"""
 
 
 @dataclass
@@ -120,6 +160,7 @@ class Governance(RuleBasedStateMachine):
         self.next_run_id = 5000
         self.labelled = False
         self.closed = False
+        self.removed: set[str] = set()  # backends taken off the allowlist
         self.settled = False
         self.run(self._push("opened"))
 
@@ -198,7 +239,7 @@ class Governance(RuleBasedStateMachine):
         """The (backend, job) pairs on the current head whose job is as `wanted`."""
         return [
             (repo, job)
-            for repo in sorted(BACKENDS)
+            for repo in sorted(set(BACKENDS) - self.removed)
             for job in JOB_NAMES
             if wanted(self.jobs.get((self.head, repo, job)))
         ]
@@ -234,11 +275,18 @@ class Governance(RuleBasedStateMachine):
         model.running = True
         self.settled = False
 
-    @precondition(lambda self: any(self._awaiting_confirmation(*key) for key in self.jobs))
+    def _awaiting_listed(self) -> list[tuple[str, str, str]]:
+        return sorted(
+            key
+            for key in self.jobs
+            if key[1] not in self.removed and self._awaiting_confirmation(*key)
+        )
+
+    @precondition(lambda self: self._awaiting_listed())
     @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
     def confirmation_re_run_reports(self, data: st.DataObject, conclusion: str) -> None:
         """GitHub re-ran a failed L4 job at the relay's request; the re-run reports."""
-        awaiting = sorted(key for key in self.jobs if self._awaiting_confirmation(*key))
+        awaiting = self._awaiting_listed()
         head, repo, job = data.draw(st.sampled_from(awaiting))
         model = self._new_attempt(head, repo, job)
         for reported in (None, conclusion):
@@ -248,7 +296,10 @@ class Governance(RuleBasedStateMachine):
 
     @rule(repo=st.sampled_from(sorted(BACKENDS)))
     def backend_demoted(self, repo: str) -> None:
-        demotion = Demotion(repo, datetime.now(UTC), BACKENDS[repo])
+        level = self._allowlist().level_of(repo)
+        if level is None or level < Level.L3:
+            return  # only L3 and L4 are demoted (refused, tested in tests/relay/levels)
+        demotion = Demotion(repo, datetime.now(UTC), level)
         self.run(self.world.runtime.store.add_demotion(repo, demotion.to_store()))
         self.settled = False
 
@@ -267,11 +318,11 @@ class Governance(RuleBasedStateMachine):
 
     @rule(repo=st.sampled_from(sorted(BACKENDS)), level=st.sampled_from([Level.L2, Level.L3]))
     def override_set(self, repo: str, level: Level) -> None:
-        if level >= BACKENDS[repo]:
+        allowlist = self._allowlist()
+        if level >= (allowlist.level_of(repo) or Level.L1):
             return  # an override only lowers (refused, tested in tests/relay/levels)
         governance = self.world.runtime.governance
         assert governance is not None
-        allowlist = parse_allowlist(ALLOWLIST)
         self.run(
             governance.set_override(allowlist, repo, level, timedelta(days=3), "model", "oncall")
         )
@@ -283,6 +334,94 @@ class Governance(RuleBasedStateMachine):
         assert governance is not None
         self.run(governance.clear_override(repo, "oncall"))
         self.settled = False
+
+    # --- the allowlist and its level pull requests ----------------------------------
+
+    def _allowlist(self) -> Allowlist:
+        allowlist: Allowlist = self.run(self.world.runtime.allowlist())
+        return allowlist
+
+    def _text(self, branch: str | None = None) -> str:
+        """The allowlist file on `branch` (default: the upstream's default branch)."""
+        return self.world.sandbox.file_text(UPSTREAM, ALLOWLIST_PATH, branch) or ""
+
+    def _demotion_pulls(self) -> list[dict[str, Any]]:
+        pulls = self.world.sandbox.pulls(UPSTREAM, state="open")
+        return [pull for pull in pulls if pull["head"].startswith(DEMOTION_BRANCH)]
+
+    def _mergeable(self) -> list[dict[str, Any]]:
+        """Open demotion pull requests GitHub would merge cleanly: every other entry as
+        the default branch has it (a stale one waits for the sync to refresh it)."""
+        listed = parse_allowlist(self._text())
+        mergeable = []
+        for pull in self._demotion_pulls():
+            repo = pull["head"].removeprefix(DEMOTION_BRANCH)
+            proposed = parse_allowlist(self._text(pull["head"]))
+            if listed.entry(repo) is not None and others(proposed, repo) == others(listed, repo):
+                mergeable.append(pull)
+        return mergeable
+
+    @rule()
+    def levels_synced(self) -> None:
+        """The leader's `crcr levels sync`: demotions refreshed from the verdicts, their
+        pull requests opened, refreshed or closed."""
+        self.run(sync_levels(self.world.runtime, promotions=False, device=None))
+        listed = parse_allowlist(self._text())
+        for pull in self._demotion_pulls():
+            repo = pull["head"].removeprefix(DEMOTION_BRANCH)
+            entry, proposed = listed.entry(repo), parse_allowlist(self._text(pull["head"]))
+            assert entry is not None, f"a demotion pull request for {repo}, no longer listed"
+            assert proposed.level_of(repo) == entry.level - 1, (repo, entry.level)
+        self.settled = False
+
+    @precondition(lambda self: self._mergeable())
+    @rule(data=st.data())
+    def demotion_pull_request_merged(self, data: st.DataObject) -> None:
+        """A maintainer merges a demotion pull request: the allowlist changes on main."""
+        pull = data.draw(st.sampled_from(self._mergeable()))
+        self.world.sandbox.merge_pull(UPSTREAM, pull["number"], by="maintainer")
+        merged = pull_request_event(
+            "closed",
+            repo=UPSTREAM,
+            number=pull["number"],
+            head_ref=pull["head"],
+            author="maintainer",
+            merged=True,
+        )
+        assert self.run(self.world.webhook("pull_request", merged)).status_code == 200
+        self.run(merge_allowlist(self.world, self._text()))
+        self.settled = False
+
+    @precondition(lambda self: len(self.removed) < len(BACKENDS))
+    @rule(data=st.data())
+    def backend_removed(self, data: st.DataObject) -> None:
+        """The backend's entry is deleted from the allowlist on main (revocation)."""
+        repo = data.draw(st.sampled_from(sorted(set(BACKENDS) - self.removed)))
+        self.run(merge_allowlist(self.world, without_entry(self._text(), repo)))
+        self.removed.add(repo)
+        self.settled = False
+
+    @precondition(lambda self: self._removed_running())
+    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    def removed_backends_job_reports(self, data: st.DataObject, conclusion: str) -> None:
+        """A job of a removed backend reports: accepted as ignored, nothing changes."""
+        head, repo, job = data.draw(st.sampled_from(self._removed_running()))
+        model = self.jobs[head, repo, job]
+        answer = self.run(
+            self.world.report(
+                repo,
+                self.deliveries[head],
+                "completed",
+                conclusion,
+                job=job,
+                run_id=model.run_id,
+                run_attempt=model.attempt,
+            )
+        )
+        assert answer.json() == {"status": "ignored"}, answer.text
+
+    def _removed_running(self) -> list[tuple[str, str, str]]:
+        return sorted(key for key, m in self.jobs.items() if key[1] in self.removed and m.running)
 
     @precondition(lambda self: not self.closed)
     @rule(merged=st.booleans())
@@ -400,6 +539,36 @@ class Governance(RuleBasedStateMachine):
                     f"{[m.last_result for m in reported]}"
                 )
 
+    @invariant()
+    def level_pull_requests_and_merges_keep_every_entry_whole(self) -> None:
+        listed = parse_allowlist(self._text())
+        for entry in listed.entries:
+            if entry.repo in BACKENDS:
+                assert (entry.constraints, entry.oncalls) == (PINS[entry.repo], ONCALLS[entry.repo])
+        for pull in self._demotion_pulls():
+            repo = pull["head"].removeprefix(DEMOTION_BRANCH)
+            before = listed.entry(repo)
+            after = parse_allowlist(self._text(pull["head"])).entry(repo)
+            assert after is not None, f"the pull request for {repo} drops its entry"
+            if before is not None:
+                assert replace(after, level=before.level, device=before.device) == before
+
+
+def others(allowlist: Allowlist, repo: str) -> set[AllowlistEntry]:
+    """Every entry but `repo`'s."""
+    return {entry for entry in allowlist.entries if entry.repo.lower() != repo.lower()}
+
+
+def without_entry(text: str, repo: str) -> str:
+    """The allowlist text with `repo`'s entry (its line and the lines nested under it) cut."""
+    lines = text.splitlines(keepends=True)
+    (start,) = [i for i, line in enumerate(lines) if line.lstrip(" -").startswith(f"{repo}:")]
+    depth = len(lines[start]) - len(lines[start].lstrip(" -"))
+    end = start + 1
+    while end < len(lines) and len(lines[end]) - len(lines[end].lstrip(" ")) > depth:
+        end += 1
+    return "".join(lines[:start] + lines[end:])
+
 
 class RelayClock:
     """The relay's time for jobs: now, or as far ahead as the model has moved it."""
@@ -425,7 +594,9 @@ class Place:
     @asynccontextmanager
     async def world(self) -> AsyncIterator[World]:
         """A relay instance here, with level verdicts left to the rules, generous budgets."""
-        opened = open_world(self.store, self.work_dir, self.sandbox, self.key, clock=self.clock)
+        opened = open_world(
+            self.store, self.work_dir, self.sandbox, self.key, BLOB_URL, clock=self.clock
+        )
         async with opened as world:
             world.runtime.sweeper.extra_steps.clear()
             world.checks.inline_budget = world.checks.backfill_budget = 30.0
@@ -451,7 +622,9 @@ def governance(
             store = StoreOpener("sqlite", work_dir / "state.db")
         else:  # a namespace inside the test's own, deleted with it
             store = StoreOpener("redis", work_dir, opener.redis_url, f"{opener.prefix}{fresh}:")
-        return Place(store, installed_sandbox(sandbox_app), work_dir, signing_key)
+        sandbox = installed_sandbox(sandbox_app)
+        sandbox.add_file(UPSTREAM, ALLOWLIST_PATH, UPSTREAM_ALLOWLIST)
+        return Place(store, sandbox, work_dir, signing_key)
 
     return lambda: Governance(place())
 

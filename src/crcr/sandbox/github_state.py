@@ -291,6 +291,27 @@ class SandboxGitHub:
             pull.update(state="closed", closed_at=now, updated_at=now)
             return dict(pull)
 
+    def merge_pull(self, full_name: str, number: int, *, by: str) -> dict[str, Any]:
+        """Merge pull request `number` as a maintainer's "Merge" button does: the head
+        branch's files land on the base branch and the pull request says it merged."""
+        with self.lock:
+            repo = self.repo(full_name)
+            pull = repo.pulls[number]
+            head, base = pull["head"], pull["base"]
+            for (ref, path), data in list(repo.files.items()):
+                if ref == head:
+                    repo.files[(base, path)] = data
+            now = self.clock()
+            pull.update(
+                state="closed",
+                merged=True,
+                merged_by=by,
+                closed_at=now,
+                merged_at=now,
+                updated_at=now,
+            )
+            return dict(pull)
+
     def file_text(self, full_name: str, path: str, ref: str | None = None) -> str | None:
         """A file's text on a branch (default: the default branch), or None."""
         with self.lock:

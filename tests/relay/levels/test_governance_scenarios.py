@@ -26,6 +26,7 @@ from tests.relay.checks_harness import (
     open_world,
     sandbox_app,
 )
+from tests.relay.governance.steps import merge_allowlist
 from tests.waiting import eventually
 
 from crcr.cli.levels import sync_levels
@@ -301,3 +302,26 @@ async def test_an_override_holds_on_every_instance_within_5_s_and_shows_everywhe
     (critical,) = [repo for repo in status["repos"] if repo["repo"] == L4_REPO]
     (episode,) = [e for e in critical["episodes"] if e["kind"] == "override"]
     assert critical["override"] is None and episode["end"] is not None
+
+
+async def test_a_demotion_pull_request_of_a_backend_taken_off_the_allowlist_is_closed(
+    world: World,
+) -> None:
+    """Found by the model test: the pull request stayed open, and merging it would have
+    brought back the entry a maintainer had removed."""
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await demote(world, L3_REPO, delivery)
+    await sync_levels(world.runtime, promotions=False, device=None)
+    (pull,) = world.sandbox.pulls(UPSTREAM)
+
+    removed = PINNED.split("L3:")[0] + "L4:" + PINNED.split("L4:")[1]
+    await merge_allowlist(world, removed)
+    report = await sync_levels(world.runtime, promotions=False, device=None)
+
+    assert report.closed == [L3_REPO], report
+    (closed,) = world.sandbox.pulls(UPSTREAM)
+    assert closed["state"] == "closed" and not closed.get("merged")
+    (comment,) = world.sandbox.comments(UPSTREAM, pull["number"])
+    assert f"`{L3_REPO}` is no longer on the allowlist" in comment["body"]
+    assert pull["head"] not in world.sandbox.branches(UPSTREAM)
+    assert await world.runtime.demotions.current() == {}  # type: ignore[union-attr]

@@ -19,7 +19,7 @@ from crcr.relay.allowlist.location import GitHubBlobLocation
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.levels.allowlist_edit import AllowlistEditError, move_entry
 from crcr.relay.levels.book import DemotionBook
-from crcr.relay.levels.proposals import Proposal, branch_for, criteria_table
+from crcr.relay.levels.proposals import Proposal, criteria_table
 from crcr.relay.levels.status import BackendStatus
 
 log = logging.getLogger(__name__)
@@ -132,8 +132,11 @@ class LevelSync:
             if proposal.demotion and self._book is not None:
                 await self._book.record_pull_request(proposal.repo, pull.get("html_url"))
         for branch, pull in open_pulls.items():
-            if branch not in wanted and self._recovered(branch, statuses, promotions):
-                await self._close(branch, pull, statuses)
+            if branch in wanted:
+                continue
+            why = _obsolete(branch, allowlist) or self._recovered(branch, statuses, promotions)
+            if why:
+                await self._close(branch, pull, why, statuses)
                 report.closed.append(branch.split("/", 1)[1])
         return report
 
@@ -179,28 +182,54 @@ class LevelSync:
         return changed
 
     @staticmethod
-    def _recovered(branch: str, statuses: Mapping[str, BackendStatus], promotions: bool) -> bool:
-        """Whether the verdict that opened this branch's pull request no longer holds."""
+    def _recovered(
+        branch: str, statuses: Mapping[str, BackendStatus], promotions: bool
+    ) -> str | None:
+        """Why the verdict that opened this branch's pull request no longer holds, if so."""
         demotion = branch.startswith(BRANCH_PREFIXES[0])
         if not demotion and not promotions:
-            return False  # promotions are looked at only when asked for
-        repo = branch.split("/", 1)[1]
-        status = statuses.get(repo.lower())
+            return None  # promotions are looked at only when asked for
+        status = statuses.get(_repo_of(branch).lower())
         if status is None or status.no_data:
-            return False  # no verdict proves nothing either way
-        return status.change != ("demote" if demotion else "promote")
+            return None  # no verdict proves nothing either way
+        if status.change == ("demote" if demotion else "promote"):
+            return None
+        return "meets its level criteria again" if demotion else "no longer meets every criterion"
 
     async def _close(
-        self, branch: str, pull: Mapping[str, Any], statuses: Mapping[str, BackendStatus]
+        self,
+        branch: str,
+        pull: Mapping[str, Any],
+        why: str,
+        statuses: Mapping[str, BackendStatus],
     ) -> None:
-        repo = branch.split("/", 1)[1]
-        status = statuses[repo.lower()]
-        demotion = branch == branch_for(repo, demotion=True)
-        why = "meets its level criteria again" if demotion else "no longer meets every criterion"
+        repo = _repo_of(branch)
         lines = [f"`{repo}` {why}, so crcr closes this pull request.", ""]
-        lines += criteria_table(status.criteria)
+        status = statuses.get(repo.lower())
+        if status is not None:
+            lines += criteria_table(status.criteria)
         number = int(pull["number"])
         await self._pulls.comment(number, "\n".join(lines) + "\n")
         await self._pulls.update_pull(number, state="closed")
         await self._pulls.delete_branch(branch)
         log.info("closed %s: %s %s", pull.get("html_url"), repo, why)
+
+
+def _repo_of(branch: str) -> str:
+    return branch.split("/", 1)[1]
+
+
+def _obsolete(branch: str, allowlist: Allowlist) -> str | None:
+    """Why the change this branch proposes no longer applies to the allowlist, if so.
+
+    The entry was removed, or moved by another change: merging the pull request would
+    bring back what a maintainer took out.
+    """
+    entry = allowlist.entry(_repo_of(branch))
+    if entry is None:
+        return "is no longer on the allowlist"
+    if branch.startswith(BRANCH_PREFIXES[0]) and entry.level not in (Level.L3, Level.L4):
+        return f"is at {entry.level} now"
+    if branch.startswith(BRANCH_PREFIXES[1]) and entry.level != Level.L2:
+        return f"is at {entry.level} now"
+    return None
