@@ -110,6 +110,7 @@ bench: install
 GOVERNANCE_EXAMPLES ?= 1000
 soak-governance: install
 	CRCR_GOVERNANCE_EXAMPLES=$(GOVERNANCE_EXAMPLES) $(BIN)/pytest -p no:cacheprovider -q \
+		-s \
 		tests/relay/test_governance_model.py
 
 clean:

@@ -27,10 +27,12 @@ a green check kept over a re-run that timed out under an override
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import re
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field, replace
@@ -62,7 +64,7 @@ from tests.relay.checks_harness import (
     open_world,
     sandbox_app,
 )
-from tests.relay.governance.steps import ALLOWLIST_PATH, BLOB_URL, merge_allowlist
+from tests.relay.governance.steps import ALLOWLIST_PATH, BLOB_URL, merge_allowlist, run_job
 
 from crcr.cli.levels import sync_levels
 from crcr.hud.models import JOBS
@@ -141,6 +143,21 @@ class JobModel:
         return self.results[max(self.results)] if self.results else None
 
 
+STEPS_TAKEN: Counter[str] = Counter()  # rule → times it ran, in this test
+
+
+def counted(step: Callable[..., None]) -> Callable[..., None]:
+    """A rule that counts its runs: the test prints them, and a soak fails on one unrun."""
+    STEPS_TAKEN[step.__name__] = 0
+
+    @functools.wraps(step)
+    def counted_step(*args: Any, **kwargs: Any) -> None:
+        STEPS_TAKEN[step.__name__] += 1
+        step(*args, **kwargs)
+
+    return counted_step
+
+
 def check_name(repo: str, job: str) -> str:
     return f"crcr/{repo}/ci/{job}"
 
@@ -161,6 +178,7 @@ class Governance(RuleBasedStateMachine):
         self.labelled = False
         self.closed = False
         self.removed: set[str] = set()  # backends taken off the allowlist
+        self.overridden: set[str] = set()  # backends an override was set for
         self.settled = False
         self.run(self._push("opened"))
 
@@ -224,12 +242,14 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: not self.closed)
     @rule()
+    @counted
     def synchronize(self) -> None:
         self.run(self._push("synchronize"))
         self.settled = False
 
     @precondition(lambda self: not self.labelled and not self.closed)
     @rule()
+    @counted
     def label_the_device(self) -> None:
         self.labelled = True
         self.run(self.world.label(DEVICE_LABEL, sha=self.head))
@@ -246,6 +266,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: self._pairs(lambda m: m is None))
     @rule(data=st.data())
+    @counted
     def job_starts(self, data: st.DataObject) -> None:
         repo, job = data.draw(st.sampled_from(self._pairs(lambda m: m is None)))
         model = self._job(repo, job)
@@ -253,8 +274,22 @@ class Governance(RuleBasedStateMachine):
         model.running = True
         self.settled = False
 
+    @precondition(lambda self: self._pairs(lambda m: m is None))
+    @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure", "timed_out"]))
+    @counted
+    def job_runs(self, data: st.DataObject, conclusion: str) -> None:
+        """A job starts and ends between two other events (the common case, so that jobs
+        outnumber the rarer governance events as they do upstream)."""
+        repo, job = data.draw(st.sampled_from(self._pairs(lambda m: m is None)))
+        model = self._job(repo, job)
+        for reported in (None, conclusion):
+            self.run(self._report(repo, job, model, reported))
+        model.results[model.attempt] = conclusion
+        self.settled = False
+
     @precondition(lambda self: self._pairs(lambda m: m is not None and m.running))
     @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure", "timed_out"]))
+    @counted
     def job_ends(self, data: st.DataObject, conclusion: str) -> None:
         running = self._pairs(lambda m: m is not None and m.running)
         repo, job = data.draw(st.sampled_from(running))
@@ -266,6 +301,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: self._pairs(lambda m: m is not None and not m.running))
     @rule(data=st.data())
+    @counted
     def job_re_run(self, data: st.DataObject) -> None:
         """A new attempt of an ended job (someone pressed re-run, or the relay's L4 re-run)."""
         ended = self._pairs(lambda m: m is not None and not m.running)
@@ -284,6 +320,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: self._awaiting_listed())
     @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    @counted
     def confirmation_re_run_reports(self, data: st.DataObject, conclusion: str) -> None:
         """GitHub re-ran a failed L4 job at the relay's request; the re-run reports."""
         awaiting = self._awaiting_listed()
@@ -295,6 +332,7 @@ class Governance(RuleBasedStateMachine):
         self.settled = False
 
     @rule(repo=st.sampled_from(sorted(BACKENDS)))
+    @counted
     def backend_demoted(self, repo: str) -> None:
         level = self._allowlist().level_of(repo)
         if level is None or level < Level.L3:
@@ -303,20 +341,35 @@ class Governance(RuleBasedStateMachine):
         self.run(self.world.runtime.store.add_demotion(repo, demotion.to_store()))
         self.settled = False
 
-    @rule(repo=st.sampled_from(sorted(BACKENDS)))
-    def backend_restored(self, repo: str) -> None:
+    def _demoted(self) -> list[str]:
+        book = self.world.runtime.demotions
+        assert book is not None
+        book.forget()
+        return sorted(self.run(book.current()))
+
+    @precondition(lambda self: self._demoted())
+    @rule(data=st.data())
+    @counted
+    def backend_restored(self, data: st.DataObject) -> None:
+        repo = data.draw(st.sampled_from(self._demoted()))
         self.run(self.world.runtime.store.remove_demotion(repo))
         self.settled = False
 
-    @rule(repo=st.sampled_from(sorted(BACKENDS)))
-    def demotion_declined(self, repo: str) -> None:
-        """A maintainer closed the demotion's pull request unmerged."""
-        governance = self.world.runtime.governance
-        assert governance is not None
-        self.run(governance.decline(repo, "maintainer"))
+    @precondition(lambda self: self._demotion_pulls())
+    @rule(data=st.data())
+    @counted
+    def demotion_declined(self, data: st.DataObject) -> None:
+        """A maintainer closes a demotion pull request unmerged: GitHub says so."""
+        pull = data.draw(st.sampled_from(self._demotion_pulls()))
+        self.world.sandbox.close_pull(UPSTREAM, pull["number"])
+        closed = pull_request_event(
+            "closed", repo=UPSTREAM, number=pull["number"], head_ref=pull["head"]
+        )
+        assert self.run(self.world.webhook("pull_request", closed)).status_code == 200
         self.settled = False
 
     @rule(repo=st.sampled_from(sorted(BACKENDS)), level=st.sampled_from([Level.L2, Level.L3]))
+    @counted
     def override_set(self, repo: str, level: Level) -> None:
         allowlist = self._allowlist()
         if level >= (allowlist.level_of(repo) or Level.L1):
@@ -326,10 +379,15 @@ class Governance(RuleBasedStateMachine):
         self.run(
             governance.set_override(allowlist, repo, level, timedelta(days=3), "model", "oncall")
         )
+        self.overridden.add(repo)
         self.settled = False
 
-    @rule(repo=st.sampled_from(sorted(BACKENDS)))
-    def override_cleared(self, repo: str) -> None:
+    @precondition(lambda self: self.overridden)
+    @rule(data=st.data())
+    @counted
+    def override_cleared(self, data: st.DataObject) -> None:
+        repo = data.draw(st.sampled_from(sorted(self.overridden)))
+        self.overridden.discard(repo)
         governance = self.world.runtime.governance
         assert governance is not None
         self.run(governance.clear_override(repo, "oncall"))
@@ -361,7 +419,27 @@ class Governance(RuleBasedStateMachine):
                 mergeable.append(pull)
         return mergeable
 
+    @rule(repo=st.sampled_from(sorted(BACKENDS)))
+    @counted
+    def backend_fails_elsewhere(self, repo: str) -> None:
+        """Two of the backend's jobs fail on another pull request: its level criteria may
+        no longer hold, and the next sync proposes its demotion."""
+        if repo in self.removed:
+            return
+        other = pull_request_event(
+            "opened", repo=UPSTREAM, number=PR_NUMBER + 1, head_sha=uuid.uuid4().hex + "1" * 8
+        )
+        delivery = str(uuid.uuid4())
+        assert self.run(self.world.webhook("pull_request", other, delivery)).status_code == 200
+        for _ in range(2):
+            self.next_run_id += 1
+            self.run(
+                run_job(self.world, repo, delivery, "failure", run_id=self.next_run_id, job="e2e")
+            )
+        self.settled = False
+
     @rule()
+    @counted
     def levels_synced(self) -> None:
         """The leader's `crcr levels sync`: demotions refreshed from the verdicts, their
         pull requests opened, refreshed or closed."""
@@ -376,6 +454,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: self._mergeable())
     @rule(data=st.data())
+    @counted
     def demotion_pull_request_merged(self, data: st.DataObject) -> None:
         """A maintainer merges a demotion pull request: the allowlist changes on main."""
         pull = data.draw(st.sampled_from(self._mergeable()))
@@ -394,6 +473,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: len(self.removed) < len(BACKENDS))
     @rule(data=st.data())
+    @counted
     def backend_removed(self, data: st.DataObject) -> None:
         """The backend's entry is deleted from the allowlist on main (revocation)."""
         repo = data.draw(st.sampled_from(sorted(set(BACKENDS) - self.removed)))
@@ -403,6 +483,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: self._removed_running())
     @rule(data=st.data(), conclusion=st.sampled_from(["success", "failure"]))
+    @counted
     def removed_backends_job_reports(self, data: st.DataObject, conclusion: str) -> None:
         """A job of a removed backend reports: accepted as ignored, nothing changes."""
         head, repo, job = data.draw(st.sampled_from(self._removed_running()))
@@ -425,6 +506,7 @@ class Governance(RuleBasedStateMachine):
 
     @precondition(lambda self: not self.closed)
     @rule(merged=st.booleans())
+    @counted
     def pull_request_closed(self, merged: bool) -> None:
         """Merged or abandoned; jobs already running still report."""
         self.closed = True
@@ -436,6 +518,7 @@ class Governance(RuleBasedStateMachine):
         self.settled = False
 
     @rule()
+    @counted
     def relay_restarted(self) -> None:
         """The instance stops and another starts on the same store, HUD and GitHub."""
         self.run(self.exits.aclose())
@@ -443,7 +526,14 @@ class Governance(RuleBasedStateMachine):
         self.world = self.run(self._open())
         self.settled = False
 
+    @precondition(
+        lambda self: (
+            any(m.running for m in self.jobs.values())
+            or any(self._awaiting_confirmation(*key) for key in self.jobs)
+        )
+    )
     @rule()
+    @counted
     def hours_pass(self) -> None:
         """Past `CRCR_ZOMBIE_TIMEOUT`: the sweeper times out every job still running and
         gives up on every confirming re-run that never came (the failure stands)."""
@@ -460,6 +550,7 @@ class Governance(RuleBasedStateMachine):
         self.settled = True
 
     @rule()
+    @counted
     def sweeper_pass(self) -> None:
         self.run(self.world.settle())
         self.settled = True
@@ -632,6 +723,8 @@ def governance(
 def test_the_governance_layer_holds_whatever_an_upstream_lives_through(
     governance: Callable[[], Governance],
 ) -> None:
+    for step in STEPS_TAKEN:  # from 0 on each store
+        STEPS_TAKEN[step] = 0
     run_state_machine_as_test(
         governance,  # type: ignore[arg-type]  # a factory is accepted; the stub says a class
         settings=settings(
@@ -641,3 +734,7 @@ def test_the_governance_layer_holds_whatever_an_upstream_lives_through(
             suppress_health_check=list(HealthCheck),
         ),
     )
+    taken = " ".join(f"{step}={times}" for step, times in sorted(STEPS_TAKEN.items()))
+    print(f"\n{EXAMPLES} examples, {len(STEPS_TAKEN)} rules, steps taken: {taken}")
+    if EXAMPLES >= 100:  # a soak: every event an upstream lives through was lived
+        assert min(STEPS_TAKEN.values()) > 0, STEPS_TAKEN

@@ -182,7 +182,7 @@ class CheckPublisher:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
         job = event.job
-        if job.level < Level.L3:
+        if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
                 await self.oncall.follow_below_l3(report_from_job(job))
             return
@@ -203,6 +203,15 @@ class CheckPublisher:
         item_id = await self._queue(job.key, job.state)
         if item_id is not None:
             await self._try_inline(item_id, job.key, job.state, budget=self.inline_budget, job=job)
+
+    async def _replaces_a_shown_check(self, job: Job) -> bool:
+        """Whether a re-run recorded below L3 (its backend moved down by a merged level
+        pull request) follows an attempt whose check run the commit shows: its check run
+        must replace that one, or the check says what an older attempt did. First
+        attempts cost no store read."""
+        if job.run.run_attempt in ("", "1"):
+            return False
+        return await self.open_checks.shown_level(report_from_job(job)) is not None
 
     async def backfill(self, head_sha: str, repos: Sequence[str]) -> int:
         """Create check runs for jobs of `repos` that reported before a label opted them in.
