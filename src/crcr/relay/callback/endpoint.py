@@ -32,7 +32,7 @@ from crcr.relay.callback.accept import (
 from crcr.relay.callback.binding import bind_to_dispatch
 from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.hud_report import hud_report
-from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.callback.metrics import CALLBACK_SECONDS, count_callback
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
 from crcr.relay.callback.self_report import (
@@ -137,7 +137,7 @@ async def handle_callback(
             "callback failed (request id %s)", request_id, extra={"request_id": request_id}
         )
         status_code, body = 500, error_body("internal error", request_id=request_id)
-    CALLBACKS.labels(outcome=outcome).inc()
+    count_callback(outcome)
     # --- audit trail (SPEC §12): every decision, logged and recorded without waiting.
     if deps.audit is not None and outcome != "disconnected":
         deps.audit.callback_decided(facts, status_code, body, header(scope, b"authorization"))
