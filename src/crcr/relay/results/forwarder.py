@@ -23,12 +23,12 @@ from crcr.config.settings import Settings
 from crcr.hud.write.report import JobReport
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.results.metrics import HUD_FORWARDS
-from crcr.relay.results.transport_pools import TransportPools
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
 from crcr.web.retry_policy import Backoff, retrying
+from crcr.web.transport_pools import TransportPools
 
 log = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from crcr.relay.results.forwarder import HttpHudTransport, HudUnreachable
-from crcr.relay.results.transport_pools import TransportPools
+from crcr.web.transport_pools import TransportPools
 
 URL = "http://hud.test/api/crcr/results"
 
