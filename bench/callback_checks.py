@@ -57,6 +57,30 @@ def _no_job_count(runtime: Runtime) -> AbstractContextManager[None]:
     return _swapped(accept, "job_count", lambda deps, delivery_id, repo: None)
 
 
+@contextmanager
+def _job_count_on_its_own_trip(runtime: Runtime) -> Iterator[None]:
+    """Not a check left out: the per-dispatch job count as it was before issue 34, a
+    rate-limit hit of its own (one more store round trip) before the transition, in
+    place of riding the transition's script. The A/B difference is the ride's saving."""
+    original = accept.process_job_callback
+
+    async def counted_first(deps: Any, **job: Any) -> Any:
+        body = job["callback"].body
+        if body.workflow.status == "in_progress":
+            count = original_count(deps, body.delivery_id, job["verified_repo"])
+            decision = await deps.store.hit_rate_limit(count.key, count.limit, count.window_seconds)
+            if not decision.allowed:
+                raise accept.too_many_jobs(deps)
+        return await original(deps, **job)
+
+    original_count = accept.job_count
+    with (
+        _swapped(endpoint, "process_job_callback", counted_first),
+        _swapped(accept, "job_count", lambda deps, delivery_id, repo: None),
+    ):
+        yield
+
+
 def _no_sanitising(runtime: Runtime) -> AbstractContextManager[None]:
     return _swapped(schema, "sanitise_failure_detail", lambda workflow: (dict(workflow), []))
 
@@ -76,6 +100,7 @@ CHECKS: dict[str, Leave] = {
     "token-binding": _no_token_binding,
     "url-pinning": _no_url_pinning,
     "job-count": _no_job_count,
+    "job-count-trip": _job_count_on_its_own_trip,
     "sanitising": _no_sanitising,
     "confirm": _no_confirm,
 }

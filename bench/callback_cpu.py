@@ -5,7 +5,9 @@ Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16] [--stat
 CPU goes. `--no-audit` leaves the audit trail out (its log line and its writes);
 `--alternate CHECK` measures one check's share in one process, in blocks with and
 without it (`bench.callback_checks` names them: audit, token-binding, url-pinning,
-job-count, sanitising, confirm); `--alternate-audit BLOCKS` is `--alternate audit`.
+job-count, sanitising, confirm; and job-count-trip, which compares the job count riding
+the transition with the count on a round trip of its own, as before issue 34);
+`--alternate-audit BLOCKS` is `--alternate audit`.
 
 The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD, the
 serving GC settings; the sweeper left out, as its timed work is not callback work) and
