@@ -1,9 +1,13 @@
 """CPU per callback through the relay app itself: no HTTP server, no load generator.
 
 Run: `python -m bench.callback_cpu [--callbacks 2000] [--concurrency 16] [--state sqlite]
-[--no-audit | --alternate-audit BLOCKS]`, or under py-spy to see where a callback's CPU
-goes. `--no-audit` leaves the audit trail out (its log line and its writes);
-`--alternate-audit 20` measures its share in one process, in blocks with and without it.
+[--no-audit | --alternate CHECK --blocks N]`, or under py-spy to see where a callback's
+CPU goes. `--no-audit` leaves the audit trail out (its log line and its writes);
+`--alternate CHECK` measures one check's share in one process, in blocks with and
+without it (`bench.callback_checks` names them: audit, token-binding, url-pinning,
+job-count, sanitising, confirm; and job-count-trip, which compares the job count riding
+the transition with the count on a round trip of its own, as before issue 34);
+`--alternate-audit BLOCKS` is `--alternate audit`.
 
 The app is built as `crcr serve` builds it (Redis state, the in-process SQLite HUD, the
 serving GC settings; the sweeper left out, as its timed work is not callback work) and
@@ -24,10 +28,12 @@ import statistics
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine
+from contextlib import nullcontext
 from typing import Any
 
 import uvloop
 
+from bench.callback_checks import CHECKS
 from bench.callback_load import FIRST_RUN_ID, bench_repos, callback_body, job
 from bench.callbacks import DEFAULT_REDIS_URL, relay_world
 from crcr.app import create_app
@@ -113,24 +119,26 @@ async def drive(args: argparse.Namespace, tokens: dict[str, list[str]]) -> None:
     app = create_app(load_settings(), background=False, started=freeze_what_exists)
     tune_for_serving()
     answers: Counter[str] = Counter()
+    check = args.alternate or "audit"
+    leave_out = CHECKS[check]
     async with app.router.lifespan_context(app):  # startup and shutdown, as uvicorn runs them
-        callback, trail = app.state.runtime.callback, app.state.runtime.audit
+        runtime = app.state.runtime
 
-        async def cpu_per_callback(block: Requests, audited: bool) -> float:
-            audited = audited and not args.alternate_control
-            callback.audit = trail if audited else None
-            started = time.process_time()
-            await send_all(app, block, args.concurrency, answers)
-            if audited and trail is not None:
-                await trail.flush()  # its writes are part of the cost
-            return 1e6 * (time.process_time() - started) / len(block)
+        async def cpu_per_callback(block: Requests, checked: bool) -> float:
+            checked = checked and not args.alternate_control
+            with nullcontext() if checked else leave_out(runtime):
+                started = time.process_time()
+                await send_all(app, block, args.concurrency, answers)
+                if runtime.callback.audit is not None:
+                    await runtime.callback.audit.flush()  # its writes are part of the cost
+                return 1e6 * (time.process_time() - started) / len(block)
 
-        if args.alternate_audit:
+        if args.alternate:
             if args.alternate_control:
-                print("A-A control, no audit on either side:", end=" ")
-            await alternate(args.alternate_audit, requests, cpu_per_callback)
+                print(f"A-A control, no {check} on either side:", end=" ")
+            await alternate(args.blocks, requests, cpu_per_callback, check)
         else:
-            cpu = await cpu_per_callback(requests, audited=not args.no_audit)
+            cpu = await cpu_per_callback(requests, checked=not args.no_audit)
             print(f"{len(requests)} callbacks: {cpu:.0f} µs CPU each", end="; ")
     print(dict(answers))
 
@@ -139,8 +147,10 @@ async def alternate(
     blocks: int,
     requests: Requests,
     cpu_per_callback: Callable[[Requests, bool], Awaitable[float]],
+    check: str = "audit",
 ) -> None:
-    """The audit trail's share: blocks with and without it in one process, in turns.
+    """A check's share (the audit trail's, first): blocks with and without it in one
+    process, in turns.
 
     Separate runs of one configuration spread by ±15 % (the VM, the allocator, Redis's
     own state), more than the share to be shown; blocks in one process, paired A-B then
@@ -170,8 +180,8 @@ async def alternate(
     base, change = statistics.mean(without), statistics.mean(differences)
     error = statistics.stdev(differences) / len(differences) ** 0.5
     print(
-        f"{pairs} pairs of {size} callbacks: {statistics.mean(with_audit):.0f} µs with the audit "
-        f"trail, {base:.0f} without (means); difference {change:+.1f} ± {error:.1f} µs "
+        f"{pairs} pairs of {size} callbacks: {statistics.mean(with_audit):.0f} µs with "
+        f"{check}, {base:.0f} without (means); difference {change:+.1f} ± {error:.1f} µs "
         f"({100 * change / base:+.2f} ± {100 * error / base:.2f} %, mean ± standard error; "
         f"median {statistics.median(differences):+.0f} µs)",
         end="; ",
@@ -208,21 +218,29 @@ def main() -> None:
     add_world_options(parser)
     parser.add_argument("--no-audit", action="store_true", help="leave the audit trail out")
     parser.add_argument(
+        "--alternate",
+        choices=sorted(CHECKS),
+        help="blocks with and without this check in turns (its share of a callback's CPU)",
+    )
+    parser.add_argument("--blocks", type=int, default=300, help="with --alternate")
+    parser.add_argument(
         "--alternate-audit",
         type=int,
         metavar="BLOCKS",
         default=0,
-        help="split the callbacks into BLOCKS blocks, with and without the audit in turns",
+        help="--alternate audit --blocks BLOCKS",
     )
     parser.add_argument(
         "--alternate-control",
         action="store_true",
-        help="with --alternate-audit: both sides without the audit (shows the method's bias)",
+        help="with --alternate: both sides without the check (shows the method's bias)",
     )
     parser.add_argument(
         "--json-logs", action="store_true", help="log as `crcr serve` does (JSON at INFO)"
     )
     args = parser.parse_args()
+    if args.alternate_audit:
+        args.alternate, args.blocks = "audit", args.alternate_audit
     if args.json_logs:
         configure_logging("info", "json")
     run_in_world(args, drive)

@@ -242,7 +242,7 @@ def running_relay(args: argparse.Namespace, workers: int) -> Iterator[Relay]:
     """`crcr serve` with `workers` workers in a fresh relay world."""
     with relay_world(args) as world:
         port = free_port()
-        command = [sys.executable, "-m", "crcr.cli", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "crcr", "serve", "--port", str(port)]
         command += ["--workers", str(workers), *args.serve_option]
         log_path = Path(world.env["CRCR_DATA_DIR"]).with_name("relay.log")
         with log_path.open("wb") as log:

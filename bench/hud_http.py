@@ -76,7 +76,7 @@ def hud_command(kind: str, port: int, cert: Path, key: Path) -> list[str]:
             *("--lifespan", "off", "--no-access-log", "--loop", "uvloop", "--http", "httptools"),
             *tls,
         ]
-    serve = [sys.executable, "-m", "crcr.cli", "hud", "serve", "--port", str(port)]
+    serve = [sys.executable, "-m", "crcr", "hud", "serve", "--port", str(port)]
     return [*serve, "--no-access-log", *tls]
 
 

@@ -49,7 +49,7 @@ def hud_server(db: str) -> Iterator[tuple[str, int]]:
             CRCR_HUD_RETENTION_DAYS="36500",
             CRCR_DATA_DIR=tmp,
         )
-        command = [sys.executable, "-m", "crcr.cli", "hud", "serve", "--port", str(port)]
+        command = [sys.executable, "-m", "crcr", "hud", "serve", "--port", str(port)]
         log = (Path(tmp) / "hud.log").open("wb")
         process = subprocess.Popen(
             [*command, "--no-access-log"], env=env, stdout=log, stderr=subprocess.STDOUT

@@ -8,7 +8,7 @@ from typing import Protocol
 from tests.stores.test_state_contract import TTL
 
 from crcr.stores.roles import Deadlines, JobStates
-from crcr.stores.state import JobRecord, Transition
+from crcr.stores.state import JobCount, JobRecord, Transition
 
 
 class TrackedJobs(JobStates, Deadlines, Protocol):
@@ -148,6 +148,50 @@ async def test_a_tracked_job_keeps_the_earlier_of_its_two_deadlines(store: Track
 
     assert await store.overdue(999.0) == ["job-a"]
     assert await store.overdue(1000.0) == ["job-a", "job-b"]
+
+
+# --- a count riding the transition (the per-dispatch job bound) ------------------
+
+
+async def test_a_count_beyond_its_limit_refuses_the_transition_and_writes_nothing(
+    store: TrackedJobs,
+) -> None:
+    started = JobRecord(state="in_progress", data={"n": 1})
+    count = JobCount("jobs:d-1:org/repo", limit=2, window_seconds=TTL)
+    outcomes = [
+        await store.transition_job_and_deadline(
+            f"job-{n}", allowed_from={None}, new=started, ttl=TTL, deadline=1000.0, count=count
+        )
+        for n in range(3)
+    ]
+
+    assert [(o.applied, o.counted) for o in outcomes] == [
+        (True, True),
+        (True, True),
+        (False, False),
+    ]
+    assert await store.get_job("job-2") is None
+    assert await store.overdue(1000.0) == ["job-0", "job-1"]
+
+
+async def test_a_repeat_counts_again_and_a_refusal_is_not_counted(store: TrackedJobs) -> None:
+    started = JobRecord(state="in_progress", data={})
+    count = JobCount("jobs:d-2:org/repo", limit=2, window_seconds=TTL)
+
+    async def start(job: str) -> Transition:
+        return await store.transition_job_and_deadline(
+            job, allowed_from={None}, new=started, ttl=TTL, deadline=1000.0, count=count
+        )
+
+    first, repeat, third = await start("job-a"), await start("job-a"), await start("job-b")
+
+    assert (first.applied, repeat.applied, repeat.counted) == (True, False, True)
+    assert third.counted is False  # the repeat took the second place
+    other = JobCount("jobs:d-3:org/repo", limit=1, window_seconds=TTL)
+    elsewhere = await store.transition_job_and_deadline(
+        "job-b", allowed_from={None}, new=started, ttl=TTL, deadline=1000.0, count=other
+    )
+    assert (elsewhere.applied, elsewhere.counted) == (True, True)
 
 
 # --- undoing a transition whose effects were refused (a HUD 4xx) -----------------

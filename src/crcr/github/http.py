@@ -14,7 +14,7 @@ from crcr import __version__
 from crcr.github import rate_limit
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
-from crcr.web.http_pools import ClientPools
+from crcr.web.transport_pools import TransportPools
 
 API_VERSION = "2022-11-28"
 JSON_MEDIA_TYPE = "application/vnd.github+json"
@@ -37,12 +37,14 @@ def _message(response: httpx.Response) -> str:
 
 
 class GitHubHttp:
-    """Send REST calls through keep-alive `httpx.AsyncClient` pools.
+    """Send REST calls through keep-alive httpx transports (`TransportPools`).
 
     URLs are joined onto `api_url` (so `https://HOST/api/v3` works for GitHub Enterprise).
     Every attempt has its own deadline (`timeout`, enforced around the whole attempt, not
     only per socket read); 5xx, 429, throttling 403s, timeouts and connection errors are
     retried with full-jitter backoff, waiting exactly as long as GitHub asks when it does.
+    Requests are built here and sent on the transports directly: httpx's client layers
+    were most of a dispatch's CPU in the fan-out's profile (docs/benchmarks.md, issue 34).
     """
 
     def __init__(
@@ -62,17 +64,15 @@ class GitHubHttp:
         self._clock = clock
         self._sleep = sleep
         self._rng = rng or random.Random()  # noqa: S311 - jitter, not security
-        self._pools = ClientPools.keep_alive(
-            max_connections,
-            timeout=timeout,
-            base_url=api_url.rstrip("/") + "/",
-            headers={
-                "accept": JSON_MEDIA_TYPE,
-                "x-github-api-version": API_VERSION,
-                "user-agent": f"crcr/{__version__}",
-            },
-            transport=transport,
-        )
+        self._base_url = api_url.rstrip("/") + "/"
+        self._headers = {
+            "accept": JSON_MEDIA_TYPE,
+            "accept-encoding": "gzip, deflate",
+            "x-github-api-version": API_VERSION,
+            "user-agent": f"crcr/{__version__}",
+        }
+        self._timeouts = httpx.Timeout(timeout).as_dict()
+        self._pools = TransportPools.keep_alive(max_connections, transport=transport)
 
     async def request(
         self,
@@ -99,9 +99,12 @@ class GitHubHttp:
         """
         call = f"{method} {httpx.URL(path).path if '://' in path else path}"
         retries = self.policy.max_retries if max_retries is None else max_retries
-        headers = {"accept": accept} if accept else {}
+        headers = dict(self._headers)
+        if accept:
+            headers["accept"] = accept
         if content is not None:
             headers["content-type"] = "application/json"
+        url = path if "://" in path else self._base_url + path.lstrip("/")
         attempt, reauthenticated = 0, False
         while True:
             status: int | None = None
@@ -109,13 +112,16 @@ class GitHubHttp:
             headers["authorization"] = await auth()
             try:
                 async with asyncio.timeout(self.timeout):
-                    response = await self._pools.next().request(
-                        method,
-                        path.lstrip("/"),
-                        headers=headers,
-                        json=json,
-                        content=content,
-                        params=params,
+                    response = await self._pools.send(
+                        httpx.Request(
+                            method,
+                            url,
+                            headers=headers,
+                            json=json,
+                            content=content,
+                            params=params,
+                            extensions={"timeout": self._timeouts},
+                        )
                     )
             except (TimeoutError, httpx.TimeoutException):
                 message = f"no answer within {self.timeout:g} s"

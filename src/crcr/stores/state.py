@@ -32,6 +32,7 @@ from crcr.stores.roles import (
     RetryQueue,
 )
 from crcr.stores.values import (
+    JobCount,
     JobRecord,
     LeaseClaim,
     LeasedItem,
@@ -42,6 +43,7 @@ from crcr.stores.values import (
 )
 
 __all__ = [
+    "JobCount",
     "JobRecord",
     "LeaseClaim",
     "LeasedItem",

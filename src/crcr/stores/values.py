@@ -21,10 +21,29 @@ class JobRecord:
 
 @dataclass(frozen=True)
 class Transition:
-    """Outcome of a compare-and-set on a job: whether it applied, and what was there."""
+    """Outcome of a compare-and-set on a job: whether it applied, and what was there.
+
+    `counted` is False when a `JobCount` given with the transition refused it (nothing
+    was written); True otherwise.
+    """
 
     applied: bool
     previous: JobRecord | None
+    counted: bool = True
+
+
+@dataclass(frozen=True)
+class JobCount:
+    """A bound checked and hit in the transition's own step: at most `limit` hits on
+    `key` within `window_seconds` (a sliding window, as `hit_rate_limit`'s).
+
+    A refused count refuses the transition and is not recorded; a count allowed is
+    recorded whether or not the transition then applies (a repeat counts again).
+    """
+
+    key: str
+    limit: int
+    window_seconds: float
 
 
 @dataclass(frozen=True)

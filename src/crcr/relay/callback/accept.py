@@ -37,8 +37,9 @@ from crcr.relay.jobs.lifecycle import (
 )
 from crcr.relay.results.body import elapsed, job_hud_body, queue_time
 from crcr.relay.results.forwarder import Delivery, ForwardResult
-from crcr.stores.state import JobRecord
+from crcr.stores.state import JobCount, JobRecord
 from crcr.web.error_bodies import error_body
+from crcr.web.refusal import Invalid
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,29 @@ def job_key_for(body: CallbackBody, repo: str) -> str:
     return JobKey(
         body.delivery_id, repo, workflow.run_id, workflow.run_attempt, workflow.job_name
     ).as_store_key()
+
+
+def job_count(deps: CallbackDeps, delivery_id: str, repo: str) -> JobCount:
+    """Bound the jobs (and so the upstream check runs) one repo may start per dispatch.
+
+    Every job is announced by its `in_progress` callback, counted in the transition's
+    own store step; a repeat of one counts again, which only makes the bound tighter.
+    Refusals are not counted.
+    """
+    return JobCount(
+        f"jobs:{delivery_id}:{repo.lower()}",
+        deps.settings.max_jobs_per_dispatch,
+        deps.settings.status_ttl,
+    )
+
+
+def too_many_jobs(deps: CallbackDeps) -> Invalid:
+    """The refusal of a job beyond `job_count`'s bound, naming the setting."""
+    limit = deps.settings.max_jobs_per_dispatch
+    return Invalid(
+        f"workflow.job_name: more than {limit} jobs reported for this dispatch "
+        "(CRCR_MAX_JOBS_PER_DISPATCH)",
+    )
 
 
 async def process_job_callback(
@@ -106,7 +130,10 @@ async def process_job_callback(
         # Tracked while in progress (zombies), and once completed until its effects
         # are done (a relay that died before them), for the sweeper.
         deadline=now + (deps.settings.zombie_timeout if in_progress else COMPLETION_GRACE),
+        count=job_count(deps, body.delivery_id, verified_repo) if in_progress else None,
     )
+    if not transition.counted:
+        raise too_many_jobs(deps)
     verdict = classify(status, completion.conclusion if completion else None, transition)
     if not verdict.accepted:
         return JobOutcome(verdict)

@@ -32,7 +32,7 @@ from crcr.relay.callback.accept import (
 from crcr.relay.callback.binding import bind_to_dispatch
 from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.hud_report import hud_report
-from crcr.relay.callback.metrics import CALLBACK_SECONDS, CALLBACKS
+from crcr.relay.callback.metrics import CALLBACK_SECONDS, count_callback
 from crcr.relay.callback.repository_ids import check_entry_constraints
 from crcr.relay.callback.schema import MAX_BODY_BYTES, ParsedCallback, parse_callback
 from crcr.relay.callback.self_report import (
@@ -46,12 +46,11 @@ from crcr.relay.callback.token_binding import (
     with_pinned_run_url,
 )
 from crcr.relay.jobs.dispatch import DispatchRecord, UpstreamContext
-from crcr.relay.jobs.lifecycle import ReportedStatus
 from crcr.relay.results.body import build_hud_body, dispatch_section
 from crcr.stores.state import StateStoreUnavailable
 from crcr.web.error_bodies import error_body, new_request_id
 from crcr.web.http_body import BodyCut, BodyTooLarge, header, read_capped_asgi_body
-from crcr.web.refusal import Invalid, RateLimited, Refused, TooLarge
+from crcr.web.refusal import RateLimited, Refused, TooLarge
 from crcr.web.web_urls import github_web_url
 
 log = logging.getLogger(__name__)
@@ -138,7 +137,7 @@ async def handle_callback(
             "callback failed (request id %s)", request_id, extra={"request_id": request_id}
         )
         status_code, body = 500, error_body("internal error", request_id=request_id)
-    CALLBACKS.labels(outcome=outcome).inc()
+    count_callback(outcome)
     # --- audit trail (SPEC §12): every decision, logged and recorded without waiting.
     if deps.audit is not None and outcome != "disconnected":
         deps.audit.callback_decided(facts, status_code, body, header(scope, b"authorization"))
@@ -289,8 +288,7 @@ async def _checks(
         return _Checked(verified_repo, entry.level, parsed, sha=sha, sha_verified=verified)
     # 6. binding to the dispatch record (keyed by the allowlist's spelling).
     record = bind_to_dispatch(raw_record, parsed.body)
-    if parsed.body.workflow.status is ReportedStatus.IN_PROGRESS:
-        await _count_job(deps, parsed.body.delivery_id, entry.repo)
+    # The per-dispatch job count of an `in_progress` rides the transition (step 7).
     assert key is not None  # a job callback that parsed has its key
     return _Checked(
         verified_repo,
@@ -316,23 +314,6 @@ async def _limit_ignored(deps: CallbackDeps, listed_repo: str | None) -> None:
     )
     if not decision.allowed:
         raise RateLimited("rate limit exceeded", max(1, decision.retry_after))
-
-
-async def _count_job(deps: CallbackDeps, delivery_id: str, repo: str) -> None:
-    """Bound the jobs (and so the upstream check runs) one repo may start per dispatch.
-
-    Every job is announced by its `in_progress` callback; a repeat of one counts again,
-    which only makes the bound tighter. Refusals are not counted.
-    """
-    limit = deps.settings.max_jobs_per_dispatch
-    decision = await deps.store.hit_rate_limit(
-        f"jobs:{delivery_id}:{repo.lower()}", limit, deps.settings.status_ttl
-    )
-    if not decision.allowed:
-        raise Invalid(
-            f"workflow.job_name: more than {limit} jobs reported for this dispatch "
-            "(CRCR_MAX_JOBS_PER_DISPATCH)",
-        )
 
 
 async def _self_report(deps: CallbackDeps, checked: _Checked) -> tuple[int, dict[str, Any], str]:

@@ -28,6 +28,7 @@ from crcr.stores.roles import RetryQueue
 from crcr.web.http_pools import ClientPools
 from crcr.web.refusal import Refused
 from crcr.web.retry_policy import Backoff, retrying
+from crcr.web.transport_pools import TransportPools
 
 log = logging.getLogger(__name__)
 
@@ -120,10 +121,11 @@ in flight), so a forward neither waits for a connection nor opens one (a TLS han
 class HttpHudTransport:
     """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry.
 
-    The transport owns its connections (`ClientPools`), apart from the relay's shared
-    client: at 64 concurrent forwards one large pool spent 44 % of the relay's time
-    choosing a connection, and closed and reopened connections beyond its keep-alive
-    limit (docs/benchmarks.md, "Callbacks to a HUD over HTTPS").
+    The transport owns its connections (`TransportPools`, httpx's transports without the
+    client's layers), apart from the relay's shared client: at 64 concurrent forwards one
+    large pool spent 44 % of the relay's time choosing a connection, and closed and
+    reopened connections beyond its keep-alive limit (docs/benchmarks.md, "Callbacks to
+    a HUD over HTTPS"). A client lent by a caller (tests) is used as a client.
     """
 
     wants_echoed_payload = True
@@ -133,7 +135,7 @@ class HttpHudTransport:
         self,
         url: str,
         token: str | None,
-        client: httpx.AsyncClient | ClientPools,
+        client: httpx.AsyncClient | ClientPools | TransportPools,
         *,
         attempts: int = 2,
         retry_delay: float = 0.2,
@@ -142,8 +144,10 @@ class HttpHudTransport:
         self._headers = {"content-type": "application/json"}
         if token:
             self._headers[HUD_TOKEN_HEADER] = token
-        self._pools = (
-            client if isinstance(client, ClientPools) else ClientPools([client], owned=False)
+        self._pools: ClientPools | TransportPools = (
+            client
+            if isinstance(client, (ClientPools, TransportPools))
+            else ClientPools([client], owned=False)
         )
         self._attempts = attempts
         self._backoff = Backoff(base=retry_delay)  # no jitter: one retry, a caller waiting
@@ -163,14 +167,12 @@ class HttpHudTransport:
             try:
                 # httpx's timeout covers each phase; this one bounds the whole exchange.
                 async with asyncio.timeout(remaining):
-                    response = await self._pools.next().post(
-                        self._url, content=content, headers=self._headers, timeout=remaining
-                    )
+                    status, text = await self._post(content, remaining)
             except (httpx.TransportError, TimeoutError) as exc:
                 raise HudUnreachable(f"{type(exc).__name__} talking to the HUD") from None
-            if response.status_code >= 500:
-                raise HudUnreachable(f"the HUD answered HTTP {response.status_code}")
-            return HudResponse(response.status_code, _short(response.text))
+            if status >= 500:
+                raise HudUnreachable(f"the HUD answered HTTP {status}")
+            return HudResponse(status, _short(text))
 
         return await retrying(
             attempt,
@@ -179,6 +181,18 @@ class HttpHudTransport:
             tries=self._attempts,
             deadline=deadline,
         )
+
+    async def _post(self, content: bytes, phase_seconds: float) -> tuple[int, str]:
+        """One POST, through httpx's transports directly (the relay's own connections)
+        or a client (lent by a caller)."""
+        if isinstance(self._pools, TransportPools):
+            return await self._pools.post(
+                self._url, content, self._headers, phase_seconds=phase_seconds
+            )
+        response = await self._pools.next().post(
+            self._url, content=content, headers=self._headers, timeout=phase_seconds
+        )
+        return response.status_code, response.text
 
 
 def _short(text: str) -> str:
@@ -302,7 +316,7 @@ def forwarder_from_settings(
     """
     if settings.hud_url:
         token = settings.hud_token.get_secret_value() if settings.hud_token else None
-        pools = http or ClientPools.keep_alive(HUD_CONNECTIONS, timeout=settings.hud_timeout)
+        pools = http or TransportPools.keep_alive(HUD_CONNECTIONS)
         transport: HudTransport = HttpHudTransport(settings.hud_url, token, pools)
     elif ingestor is not None:
         transport = InProcessHudTransport(ingestor)

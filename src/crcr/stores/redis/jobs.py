@@ -4,14 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
+from redis.asyncio.cluster import RedisCluster
+
 from crcr.stores.keys import ttl_milliseconds
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.batching import Command
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.encoding import QUEUE_TTL_MS, as_dict, data_fields, data_of
 from crcr.stores.redis.errors import unavailable_on_error
+from crcr.stores.redis.rate_limit import rate_args, rate_decision
 from crcr.stores.roles.jobs import JobStates
-from crcr.stores.values import JobRecord, Transition
+from crcr.stores.values import JobCount, JobRecord, Transition
 
 
 def _transition_args(
@@ -52,6 +55,7 @@ class RedisJobs(RedisDeadlines, JobStates):
         new: JobRecord,
         ttl: int,
         deadline: float | None,
+        count: JobCount | None = None,
     ) -> Transition:
         """The transition and the deadline change pipelined: one round trip, not two.
 
@@ -62,8 +66,24 @@ class RedisJobs(RedisDeadlines, JobStates):
         left tracked: an identical transition applied concurrently may have sent its
         deadline after this one. (A repeat that comes after the job left the list
         therefore tracks it again, and the sweeper visits it once more.)
+
+        A `count` rides the transition's script on a single server (still one round
+        trip); a Cluster keeps its key in another slot, so there it is hit first.
         """
+        script, keys = lua.TRANSITION_JOB, [self._keys.job(job_key)]
         args = _transition_args(allowed_from, new, ttl)
+        if count is not None and isinstance(self._client, RedisCluster):
+            hit = await self._run(
+                lua.HIT_RATE_LIMIT,
+                [self._keys.rate(count.key)],
+                rate_args(count.limit, count.window_seconds),
+            )
+            if not rate_decision(hit).allowed:
+                return Transition(applied=False, previous=None, counted=False)
+        elif count is not None:
+            script = lua.TRANSITION_COUNTED_JOB
+            keys.append(self._keys.rate(count.key))
+            args = rate_args(count.limit, count.window_seconds) + args
         deadlines = self._keys.deadlines_of(job_key)
         track: list[Command] = (
             [("ZREM", deadlines, job_key)]
@@ -73,11 +93,13 @@ class RedisJobs(RedisDeadlines, JobStates):
                 ("PEXPIRE", deadlines, QUEUE_TTL_MS),
             ]
         )
-        reply, tracked, *_ = await self._run_with(
-            lua.TRANSITION_JOB, [self._keys.job(job_key)], args, then=track
+        reply, tracked, *_ = await self._run_with(script, keys, args, then=track)
+        applied, previous, *counted = reply
+        transition = Transition(
+            applied=bool(applied),
+            previous=_job_record(as_dict(previous)),
+            counted=bool(counted[0]) if counted else True,
         )
-        applied, previous = reply
-        transition = Transition(applied=bool(applied), previous=_job_record(as_dict(previous)))
         stale = deadline is not None and not transition.applied and tracked
         if stale and (transition.previous is None or transition.previous.state != new.state):
             await self.untrack_deadline(job_key)

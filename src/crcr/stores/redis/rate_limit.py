@@ -13,13 +13,14 @@ from crcr.stores.roles.rate_limit import RateLimiter
 from crcr.stores.values import RateDecision
 
 
-def _rate_args(limit: int, window_seconds: float) -> list[str | int]:
+def rate_args(limit: int, window_seconds: float) -> list[str | int]:
+    """HIT_RATE_LIMIT's ARGV (also the head of TRANSITION_COUNTED_JOB's)."""
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
     return [limit, max(1, microseconds(window_seconds)), uuid.uuid4().hex]
 
 
-def _rate_decision(reply: Sequence[Any]) -> RateDecision:
+def rate_decision(reply: Sequence[Any]) -> RateDecision:
     allowed, remaining, retry_after = reply
     return RateDecision(bool(allowed), int(remaining), int(retry_after))
 
@@ -28,16 +29,16 @@ class RedisRateLimit(RedisStoreBase, RateLimiter):
     """Each key's hits in a sorted set, counted and trimmed by one script."""
 
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
-        args = _rate_args(limit, window_seconds)
+        args = rate_args(limit, window_seconds)
         reply = await self._run(lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args)
-        return _rate_decision(reply)
+        return rate_decision(reply)
 
     async def hit_rate_limit_and_get_dispatch(
         self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
     ) -> tuple[RateDecision, dict[str, Any] | None]:
-        args = _rate_args(limit, window_seconds)
+        args = rate_args(limit, window_seconds)
         dispatch = ("HGETALL", self._keys.dispatch(delivery_id, repo))
         reply, fields = await self._run_with(
             lua.HIT_RATE_LIMIT, [self._keys.rate(key)], args, then=[dispatch]
         )
-        return _rate_decision(reply), (data_of(fields) if fields else None)
+        return rate_decision(reply), (data_of(fields) if fields else None)

@@ -38,6 +38,43 @@ end
 return {ok and 1 or 0, current}
 """
 
+# KEYS[1] job hash, KEYS[2] a count's sorted set of hit times. ARGV: limit, window_us,
+# unique member, then TRANSITION_JOB's ARGV. The count is checked and hit first; refused,
+# nothing is written and {0, {}, 0} comes back, else {applied, previous HGETALL, 1}.
+# The two keys lie in different Cluster slots (a job's bucket, a dispatch's count): a
+# single server only. On a Cluster the store hits the count by HIT_RATE_LIMIT first,
+# a round trip of its own (tests/stores/redis/test_slots.py names this exception).
+TRANSITION_COUNTED_JOB = (
+    _NOW
+    + """
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
+if redis.call('ZCARD', KEYS[2]) >= limit then return {0, {}, 0} end
+redis.call('ZADD', KEYS[2], now, ARGV[3])
+redis.call('PEXPIRE', KEYS[2], math.ceil(window / 1000))
+local current = redis.call('HGETALL', KEYS[1])
+local state = nil
+for i = 1, #current, 2 do
+  if current[i] == 'state' then state = current[i + 1] end
+end
+local n = tonumber(ARGV[6])
+local ok = false
+if state == nil then
+  ok = ARGV[5] == '1'
+else
+  for i = 7, 6 + n do
+    if ARGV[i] == state then ok = true break end
+  end
+end
+if ok then
+  redis.call('HSET', KEYS[1], 'state', ARGV[7 + n], unpack(ARGV, 8 + n))
+  redis.call('PEXPIRE', KEYS[1], ARGV[4])
+end
+return {ok and 1 or 0, current, 1}
+"""
+)
+
 # KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: expected
 # state, job key (the zset member), deadline ('' to untrack), deadlines ttl_ms, then
 # either nothing (no record) or ttl_ms, state and field/value pairs of data. Returns 1

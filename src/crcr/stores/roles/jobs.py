@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
-from crcr.stores.values import JobRecord, Transition
+from crcr.stores.values import JobCount, JobRecord, Transition
 
 
 class JobStates(Protocol):
@@ -34,6 +34,7 @@ class JobStates(Protocol):
         new: JobRecord,
         ttl: int,
         deadline: float | None,
+        count: JobCount | None = None,
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
@@ -41,6 +42,10 @@ class JobStates(Protocol):
         where the store allows it (a callback needs both). A transition that does not
         apply changes no deadline, except that a store may track a job found in the new
         state (an identical transition applied concurrently).
+
+        `count`, if given, is checked and hit first, in the same step: refused, nothing
+        is written and the result says `counted=False` (the per-dispatch job bound of
+        an `in_progress` callback rides here rather than costing a round trip of its own).
         """
 
     async def restore_job(

@@ -9,7 +9,8 @@ from crcr.stores.keys import decode_mapping, encode, merged
 from crcr.stores.roles.jobs import JobStates
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 from crcr.stores.sqlite.deadlines import track, untrack
-from crcr.stores.values import JobRecord, Transition
+from crcr.stores.sqlite.rate_limit import rate_hit
+from crcr.stores.values import JobCount, JobRecord, Transition
 
 
 def _job(value: str | None) -> JobRecord | None:
@@ -58,10 +59,14 @@ class SqliteJobs(SqliteStoreBase, JobStates):
         new: JobRecord,
         ttl: int,
         deadline: float | None,
+        count: JobCount | None = None,
     ) -> Transition:
         transition = _transition(job_key, allowed_from, new, ttl)
+        hit = None if count is None else rate_hit(count.key, count.limit, count.window_seconds)
 
         def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
+            if hit is not None and not hit(conn, now).allowed:
+                return Transition(applied=False, previous=None, counted=False)
             outcome = transition(conn, now)
             if outcome.applied and deadline is None:
                 untrack(conn, job_key)

@@ -17,12 +17,12 @@ class SqliteRateLimit(SqliteStoreBase, RateLimiter):
     """Each hit a row of `rate_hits`, counted and trimmed in one transaction."""
 
     async def hit_rate_limit(self, key: str, limit: int, window_seconds: float) -> RateDecision:
-        return await self._db.write(_rate_hit(key, limit, window_seconds))
+        return await self._db.write(rate_hit(key, limit, window_seconds))
 
     async def hit_rate_limit_and_get_dispatch(
         self, key: str, limit: int, window_seconds: float, delivery_id: str, repo: str
     ) -> tuple[RateDecision, dict[str, Any] | None]:
-        hit = _rate_hit(key, limit, window_seconds)
+        hit = rate_hit(key, limit, window_seconds)
         dispatch_key = compose(delivery_id, repo)
 
         def both(conn: sqlite3.Connection, now: float) -> tuple[RateDecision, str | None]:
@@ -32,7 +32,7 @@ class SqliteRateLimit(SqliteStoreBase, RateLimiter):
         return decision, None if value is None else decode_mapping(value)
 
 
-def _rate_hit(
+def rate_hit(
     key: str, limit: int, window_seconds: float
 ) -> Callable[[sqlite3.Connection, float], RateDecision]:
     """One sliding-window hit, as work for `SqliteDatabase.write`; refusals are not counted."""
