@@ -39,9 +39,8 @@ def describe(bisection: Bisection, now: float) -> list[str]:
     lines = [head]
     commit = bisection.culprit_commit
     if commit is not None:
-        pr = f" (#{commit.pr_number})" if commit.pr_number is not None else ""
         sure = "confirmed" if bisection.confirmed else "not yet confirmed"
-        lines.append(f"  culprit: {commit.sha} {commit.title}{pr} — {sure}")
+        lines.append(f"  culprit: {commit.sha} {commit.title} — {sure}")
     if bisection.reason:
         lines.append(f"  why: {bisection.reason}")
     for step in bisection.steps:
