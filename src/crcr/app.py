@@ -18,6 +18,7 @@ from crcr.relay.alerts.api import alerts_router
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.culprits.api import culprits_router
+from crcr.relay.culprits.report import culprit_lookup
 from crcr.relay.health.api import health_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
@@ -167,6 +168,7 @@ def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
             health=lambda: app.state.runtime.health_memo,
+            culprits=culprit_lookup(lambda: app.state.runtime.store),
             upstream_repo=settings.upstream_repo,
             github_web=github_web,
         )

@@ -9,19 +9,14 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query
 
 from crcr.relay.culprits.record import Bisection
-from crcr.relay.culprits.report import culprit_json, newest_first
+from crcr.relay.culprits.report import culprit_json, newest_first, readable
 from crcr.stores.roles import Bisections
 
 
 async def stored_bisections(store: Bisections) -> list[Bisection]:
-    """Every readable bisection in the store."""
-    found = []
-    for raw in (await store.bisections()).values():
-        try:
-            found.append(Bisection.from_store(raw))
-        except (KeyError, TypeError, ValueError):
-            continue
-    return found
+    """Every bisection in the store that this release can read."""
+    raws = (await store.bisections()).values()
+    return [Bisection.from_store(raw) for raw in raws if readable(raw)]
 
 
 def culprits_router(

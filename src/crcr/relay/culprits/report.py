@@ -2,10 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from crcr.relay.culprits.record import Bisection
+from crcr.stores.roles import Bisections
+
+
+def readable(raw: Mapping[str, Any]) -> bool:
+    """Whether this release can read a stored bisection (one written by a newer may not)."""
+    try:
+        Bisection.from_store(raw)
+    except (KeyError, TypeError, ValueError):
+        return False
+    return True
 
 
 def culprit_json(bisection: Bisection, now: float) -> dict[str, Any]:
@@ -47,3 +59,42 @@ def describe(bisection: Bisection, now: float) -> list[str]:
         ended = step.conclusion or "waiting"
         lines.append(f"  step {step.number} ({step.purpose}): {step.sha[:12]} → {ended}")
     return lines
+
+
+def culprit_view(bisection: Bisection, now: float) -> dict[str, Any]:
+    """What the backend page's "Who broke main" section draws of one bisection."""
+    commit = bisection.culprit_commit
+    titles = {c.sha: c.title for c in bisection.commits}
+    return {
+        **culprit_json(bisection, now),
+        "origin": bisection.origin,
+        "reason": bisection.reason,
+        "commits": len(bisection.commits),
+        "culprit_title": commit.title if commit is not None else "",
+        "pr_number": commit.pr_number if commit is not None else None,
+        "steps": [
+            {
+                "number": step.number,
+                "sha": step.sha,
+                "title": titles.get(step.sha, ""),
+                "purpose": str(step.purpose),
+                "sent_at": datetime.fromtimestamp(step.sent_at, UTC),
+                "conclusion": step.conclusion,
+            }
+            for step in bisection.steps
+        ],
+    }
+
+
+def culprit_lookup(
+    store: Callable[[], Bisections], clock: Callable[[], float] = time.time
+) -> Callable[[str], Awaitable[list[dict[str, Any]]]]:
+    """The backend page's source of its bisections (`hud.web` knows nothing of the relay)."""
+
+    async def lookup(repo: str) -> list[dict[str, Any]]:
+        raws = (await store().bisections()).values()
+        found = [Bisection.from_store(raw) for raw in raws if readable(raw)]
+        now = clock()
+        return [culprit_view(b, now) for b in newest_first(found, repo)]
+
+    return lookup
