@@ -23,23 +23,29 @@ def land_commit(
     *,
     pr_number: int | None = None,
     merged: Sequence[str] = (),
+    sha: str | None = None,
 ) -> str:
-    """Land one commit on `full_name`'s default branch; its SHA.
+    """Land one commit on `full_name`'s default branch; its SHA (`sha`, or a new one).
 
     `pr_number` makes it a squash merge of that pull request; `merged` names the tips of
     branches it merges (a merge commit), which become its second and later parents.
     """
     repo = github.add_repo(full_name)
     with github.lock:
-        return _land(repo, title, pr_number, tuple(merged), github.clock())
+        return _land(repo, title, pr_number, tuple(merged), github.clock(), sha)
 
 
 def _land(
-    repo: Repo, title: str, pr_number: int | None, merged: tuple[str, ...], now: float
+    repo: Repo,
+    title: str,
+    pr_number: int | None,
+    merged: tuple[str, ...],
+    now: float,
+    sha: str | None = None,
 ) -> str:
     branch = repo.default_branch
     parent = head_of(repo, branch, now)
-    sha = secrets.token_hex(20)
+    sha = (sha or secrets.token_hex(20)).lower()
     message = f"{title} (#{pr_number})" if pr_number is not None else title
     parents = [p for p in (parent, *merged) if p is not None]
     repo.trees[sha] = branch_files(repo, branch)
