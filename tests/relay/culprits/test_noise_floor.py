@@ -30,7 +30,16 @@ from crcr.relay.culprits.aa import AA_EVENT, AaSender
 from crcr.sandbox.github_history import land_commit
 from crcr.sandbox.github_identity import SandboxApp
 
-opener, signing_key, sandbox_app = harness.opener, harness.signing_key, sandbox_app
+signing_key, sandbox_app = harness.signing_key, sandbox_app
+
+
+@pytest.fixture
+def opener(tmp_path: Path) -> StoreOpener:
+    """SQLite alone: what is under test here keeps nothing the two stores do differently
+    (the bisection scenarios and the store contract cover both)."""
+    return StoreOpener("sqlite", tmp_path / "state.db")
+
+
 HOUR = 3600.0
 
 
