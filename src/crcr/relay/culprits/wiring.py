@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 from sqlalchemy import Engine
 
@@ -15,10 +16,13 @@ from crcr.hud.reads import culprits as reads
 from crcr.hud.reads.culprits import JobResult
 from crcr.relay.alerts.sinks import AlertSinks
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.culprits.announce import Announcer
-from crcr.relay.culprits.finder import CulpritFinder
+from crcr.relay.culprits.announce import Announcer, AnnounceStore
+from crcr.relay.culprits.finder import CulpritFinder, FinderStore
 from crcr.relay.webhook.fanout import FanOut
-from crcr.stores.state import StateStore
+
+
+class CulpritStore(FinderStore, AnnounceStore, Protocol):
+    """The state store's roles the finder and its announcer use together."""
 
 
 class HudResults:
@@ -49,7 +53,7 @@ def failing_backends(memo: HealthMemo) -> Callable[[], Awaitable[list[str]]]:
 def culprit_finder(
     settings: Settings,
     *,
-    store: StateStore,
+    store: CulpritStore,
     engine: Engine,
     memo: HealthMemo,
     fanout: FanOut,
