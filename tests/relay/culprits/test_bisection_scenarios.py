@@ -89,6 +89,24 @@ async def test_seven_commits_culprit_fourth_is_found_and_confirmed_on_the_broken
     first = sent[0]
     assert first["payload"]["after"] == first["payload"]["head_commit"]["id"]
     assert first["bisect"] == {"good": history.good, "bad": history.bad, "step": 1}
+    health = (await world.client.get("/api/crcr/health")).json()
+    [state] = [b["state"] for b in health["backends"] if b["repo"] == BROKEN]
+    assert state == "failing"  # the steps that passed are no default-branch results
+
+
+async def test_the_leaders_sweeper_pass_drives_the_bisection(world: World) -> None:
+    history = land_history(world, 5)
+    await broken_between(world, history)
+    ci = BackendCI(world, history, culprit=history.commits[2])
+    world.runtime.sweeper.extra_steps[:] = [the_finder(world)]
+
+    for _ in range(12):
+        await world.settle()  # one sweeper pass, as `crcr serve` runs every few seconds
+        if await ci.answer() == 0 and (await culprits(world))[0]["verdict"] != "running":
+            break
+
+    [verdict] = await culprits(world)
+    assert verdict["verdict"] == "confirmed" and verdict["culprit"] == history.commits[2]
 
 
 async def test_a_culprit_whose_retest_passes_ends_inconclusive(world: World) -> None:
@@ -211,3 +229,36 @@ async def test_a_new_good_result_on_main_ends_the_bisection_resolved(world: Worl
     [verdict] = await culprits(world)
     assert verdict["verdict"] == "resolved" and verdict["culprit"] is None
     assert len(bisect_dispatches(world)) == 1
+
+
+async def test_a_range_github_cannot_list_ends_inconclusive_once_without_dispatching(
+    world: World,
+) -> None:
+    history = land_history(world, 3)
+    unknown = "ab" * 20  # a push of a commit the upstream's history does not have
+    await push_and_report(world, unknown, {BROKEN: "success"})
+    await push_and_report(world, history.bad, {BROKEN: "failure"})
+
+    for _ in range(3):
+        await the_finder(world).run_pass()
+
+    [verdict] = await culprits(world)
+    assert verdict["verdict"] == "inconclusive" and verdict["dispatches"] == 0
+    assert (verdict["good"], verdict["bad"]) == (unknown, history.bad)
+    assert bisect_dispatches(world) == []
+
+
+async def test_a_bisect_result_for_another_commit_than_the_one_sent_is_refused(
+    world: World,
+) -> None:
+    history = land_history(world, 7)
+    await broken_between(world, history)
+    await the_finder(world).run_pass()
+    [sent] = bisect_dispatches(world)
+    body = world.callback_body(BROKEN, sent["delivery_id"], "in_progress", run_id=4242)
+    body["payload"]["after"] = history.bad  # the echo claims another commit
+
+    answer = await world.post_callback(BROKEN, body)
+
+    assert answer.status_code == 400
+    assert answer.json()["detail"] == "payload.after: does not match the dispatch"

@@ -19,9 +19,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.hud.reads.culprits import JobResult
 from crcr.relay.culprits.announce import Announcer
-from crcr.relay.culprits.commits import commit_range
+from crcr.relay.culprits.commits import RangeUnknown, commit_range
 from crcr.relay.culprits.dispatches import push_payload, send_commit
 from crcr.relay.culprits.record import BISECT_EVENT, Bisection, Step, Verdict, bisection_key
 from crcr.relay.culprits.search import plan
@@ -112,8 +113,19 @@ class CulpritFinder:
                 continue
             try:
                 await self.start(repo, broken.good, broken.bad, origin="failing")
-            except Exception as exc:  # GitHub down or the range unknown: next pass retries
+            except (RangeUnknown, GitHubNotFound, GitHubUnprocessable) as exc:
+                await self._unbisectable(repo, broken.good, broken.bad, str(exc))
+            except Exception as exc:  # GitHub or the store down: the next pass retries
                 log.warning("cannot bisect %s yet: %s", repo, exc, extra={"repo": repo})
+
+    async def _unbisectable(self, repo: str, good: str, bad: str, why: str) -> None:
+        """Record a range GitHub cannot list as `inconclusive`, once: no retry every pass."""
+        bisection = Bisection(
+            repo=repo, good=good, bad=bad, commits=(), started_at=self.clock(), origin="failing"
+        ).ended(Verdict.INCONCLUSIVE, self.clock(), reason=f"the range is unknown: {why}")
+        if await self.store.create_bisection(bisection.key, bisection.to_store()):
+            log.warning("cannot bisect %s: %s", repo, why, extra={"repo": repo})
+            await self._announce_once(bisection)
 
     async def start(self, repo: str, good: str, bad: str, *, origin: str) -> Bisection:
         """Create the bisection of `good...bad` for `repo` (once) and make its first move."""
