@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from pathlib import Path
@@ -262,3 +263,23 @@ async def test_a_bisect_result_for_another_commit_than_the_one_sent_is_refused(
 
     assert answer.status_code == 400
     assert answer.json()["detail"] == "payload.after: does not match the dispatch"
+
+
+async def test_a_step_without_a_result_in_time_ends_the_search_inconclusive(
+    world: World,
+) -> None:
+    history = land_history(world, 7)
+    await broken_between(world, history)
+    now = [time.time()]
+    finder = replace(the_finder(world), clock=lambda: now[0], step_timeout=600.0)
+    await finder.run_pass()  # step 1 is sent; the backend's workflow never takes it
+
+    now[0] += 300.0
+    await finder.run_pass()
+    assert (await culprits(world))[0]["verdict"] == "running"
+    now[0] += 301.0
+    await finder.run_pass()
+
+    [verdict] = await culprits(world)
+    assert verdict["verdict"] == "inconclusive" and verdict["dispatches"] == 1
+    assert len(bisect_dispatches(world)) == 1

@@ -72,6 +72,10 @@ class CulpritFinder:
     parallel: int
     instance: str
     clock: Callable[[], float] = time.time
+    step_timeout: float = 21600.0
+    """Seconds a step may wait for its result (`CRCR_ZOMBIE_TIMEOUT`): a backend whose
+    workflow does not take `crcr_bisect` never answers, and the search must not wait
+    for ever."""
     _repository_cache: dict[str, Any] | None = field(default=None, init=False, repr=False)
 
     async def __call__(self) -> None:
@@ -159,6 +163,14 @@ class CulpritFinder:
         current = await self._with_results(bisection)
         if await self._main_recovered(current):
             moved = current.ended(Verdict.RESOLVED, now, reason="a new good result on main")
+            return await self._save_and_announce(bisection, moved, [])
+        late = [s for s in current.waiting if now - s.sent_at > self.step_timeout]
+        if late:
+            why = (
+                f"step {late[0].number} had no result within {self.step_timeout:g} s "
+                f"(does {current.repo}'s workflow take crcr_bisect dispatches?)"
+            )
+            moved = current.ended(Verdict.INCONCLUSIVE, now, reason=why)
             return await self._save_and_announce(bisection, moved, [])
         move = plan(len(current.commits), current.steps, self.parallel)
         sent = [

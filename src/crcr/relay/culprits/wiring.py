@@ -85,4 +85,5 @@ def culprit_finder(
         parallel=settings.bisect_parallel,
         instance=instance,
         clock=clock,
+        step_timeout=settings.zombie_timeout,
     )
