@@ -132,7 +132,15 @@ class CulpritFinder:
             await self._announce_once(bisection)
 
     async def start(self, repo: str, good: str, bad: str, *, origin: str) -> Bisection:
-        """Create the bisection of `good...bad` for `repo` (once) and make its first move."""
+        """Create the bisection of `good...bad` for `repo` (once) and make its first move.
+
+        One bisection per backend at a time: `CRCR_BISECT_PARALLEL` bounds what one backend
+        is sent, so a second range waits until the first has its verdict.
+        """
+        running = [b for b in await self.load() if b.running and b.repo.lower() == repo.lower()]
+        if running:
+            now = running[0]
+            raise BisectRefused(f"{repo} is already bisecting {now.good}...{now.bad}")
         commits = await commit_range(self.github, self.upstream_repo, good, bad)
         bisection = Bisection(
             repo=repo,
