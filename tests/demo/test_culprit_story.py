@@ -31,7 +31,7 @@ async def test_the_demo_bisects_the_break_and_its_backend_page_names_the_culprit
     tmp_path: Path,
 ) -> None:
     options = DemoOptions(
-        port=0, data_dir=tmp_path, speed=200.0, rate=30.0, seed=5, history_days=0,
+        port=0, data_dir=tmp_path, speed=400.0, rate=6.0, seed=5, history_days=0,
         degrade_after=0.0,
     )  # fmt: skip
     stack = DemoStack(options)

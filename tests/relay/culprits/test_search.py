@@ -74,7 +74,7 @@ def search(count: int, culprit: int, parallel: int) -> tuple[Plan, int]:
         steps[waiting] = step(s.number, s.index, answer, s.purpose)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(st.data())
 def test_any_culprit_is_found_and_confirmed_within_log2_n_plus_one_dispatches(
     data: st.DataObject,
@@ -86,7 +86,7 @@ def test_any_culprit_is_found_and_confirmed_within_log2_n_plus_one_dispatches(
     assert dispatches <= (math.ceil(math.log2(count)) + 1 if count > 1 else 0)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.integers(1, 120), st.integers(0, 119), st.integers(2, 6))
 def test_parallel_searches_name_the_same_culprit(count: int, culprit: int, parallel: int) -> None:
     culprit = min(culprit, count - 1)
