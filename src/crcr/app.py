@@ -17,6 +17,8 @@ from crcr.ops.metrics_exposition import exposition
 from crcr.relay.alerts.api import alerts_router
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
+from crcr.relay.culprits.api import culprits_router
+from crcr.relay.culprits.report import culprit_lookup
 from crcr.relay.health.api import health_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
@@ -111,6 +113,7 @@ def create_app(
     if not settings.hud_url:
         app.include_router(health_router(lambda: live().health_memo))
     app.include_router(alerts_router(lambda: live().store))
+    app.include_router(culprits_router(lambda: live().store))
 
     @app.get("/healthz", tags=["ops"])
     async def healthz() -> dict[str, str]:
@@ -165,6 +168,7 @@ def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
             health=lambda: app.state.runtime.health_memo,
+            culprits=culprit_lookup(lambda: app.state.runtime.store),
             upstream_repo=settings.upstream_repo,
             github_web=github_web,
         )

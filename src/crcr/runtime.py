@@ -31,6 +31,9 @@ from crcr.relay.audit.trail import AuditTrail
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
+from crcr.relay.culprits.aa import AaSender
+from crcr.relay.culprits.finder import CulpritFinder
+from crcr.relay.culprits.wiring import culprit_finder
 from crcr.relay.health.assemble import HealthAssembler
 from crcr.relay.health.probes import ProbeSender
 from crcr.relay.levels.book import DemotionBook
@@ -78,6 +81,8 @@ class Runtime:
     health_memo: HealthMemo | None = None
     alerts: AlertWatch | None = None
     probes: ProbeSender | None = None
+    culprits: CulpritFinder | None = None
+    aa: AaSender | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -244,6 +249,24 @@ async def open_runtime(
             settings.audit_max_per_repo,
         )
         sweeper.extra_steps.append(alerts)
+    aa = AaSender(
+        store, fanout, github, source.get, settings.upstream_repo, settings.aa_interval, clock
+    )
+    sweeper.extra_steps.append(aa)
+    culprits = None
+    if hud is not None and health_memo is not None:
+        culprits = culprit_finder(
+            settings,
+            store=store,
+            engine=hud.engine,
+            memo=health_memo,
+            fanout=fanout,
+            github=github,
+            allowlist=source.get,
+            instance=sweeper.instance_id,
+            clock=clock,
+        )
+        sweeper.extra_steps.append(culprits)
     return Runtime(
         settings=settings,
         store=store,
@@ -266,6 +289,8 @@ async def open_runtime(
         health_memo=health_memo,
         alerts=alerts,
         probes=probes,
+        culprits=culprits,
+        aa=aa,
         _closers=closers,
     )
 

@@ -47,6 +47,11 @@ PER_INVOCATION = {
     ("dispatch", "repo"),
     ("dispatch", "pr"),
     ("dispatch", "sha"),
+    # A bisection's range, and which backend's bisections to list, are chosen each time.
+    ("bisect", "repo"),
+    ("bisect", "good"),
+    ("bisect", "bad"),
+    ("culprits", "repo"),
     # A query of the audit trail is chosen each time.
     ("audit", "repo"),
     ("audit", "since"),

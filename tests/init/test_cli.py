@@ -61,7 +61,12 @@ def test_each_template_is_a_dispatch_workflow_whose_jobs_report_start_and_end(
     assert result.exit_code == 0, result.output
     assert f"wrote {tmp_path / '.github/workflows/crcr.yml'} (template {template})" in result.output
     workflow = load_workflow(tmp_path)
-    assert workflow["on"]["repository_dispatch"]["types"] == ["pull_request", "push"]
+    assert workflow["on"]["repository_dispatch"]["types"] == [
+        "pull_request",
+        "push",
+        "crcr_bisect",  # SPEC §14: culprit finding and the noise floor send pushes too
+        "crcr_aa",
+    ]
     assert workflow["permissions"]["id-token"] == "write"
     assert workflow["env"]["CRCR_CALLBACK_URL"] == CALLBACK_URL
     assert workflow["jobs"]

@@ -163,6 +163,7 @@ def main() -> None:
 
 def _register_component_commands() -> None:
     """Attach the commands each component contributes (kept out of this module)."""
+    from crcr.cli import culprits as culprits_cli
     from crcr.cli import dispatch as dispatch_cli
     from crcr.cli import hud as hud_cli
     from crcr.cli import sweep as sweep_cli
@@ -182,6 +183,7 @@ def _register_component_commands() -> None:
         doctor_cli,
         sweep_cli,
         dispatch_cli,
+        culprits_cli,
         hud_cli,
         levels_cli,
         reporter_cli,

@@ -27,6 +27,7 @@ from pydantic_settings import (
 )
 
 from crcr.config.config_text import load_json_or_file
+from crcr.config.culprit_settings import CulpritSettings
 from crcr.config.health_settings import HealthSettings
 from crcr.config.level_criteria import LevelCriteria, level_criteria_from, parse_level_criteria
 from crcr.config.logging_setup import LOG_FORMATS, LOG_LEVELS
@@ -174,7 +175,7 @@ def _validated_issuers(entries: Any) -> list[OidcIssuer]:
     return issuers
 
 
-class Settings(HealthSettings):
+class Settings(HealthSettings, CulpritSettings):
     """Every `CRCR_*` setting of SPEC §2 (and §13's, inherited), validated at start-up."""
 
     model_config = SettingsConfigDict(env_prefix="CRCR_", frozen=True, extra="ignore")

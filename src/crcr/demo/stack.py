@@ -25,6 +25,7 @@ from starlette.routing import Mount
 from crcr.app import create_app
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.demo.backends import DEMO_BACKENDS, DEMO_UPSTREAM, allowlist_yaml, devices, workflows
+from crcr.demo.culprit_story import break_main_later, remember_push
 from crcr.demo.levels import (
     ALLOWLIST_PATH,
     ALLOWLIST_URL,
@@ -210,6 +211,18 @@ class DemoStack:
                 decline_when_proposed(self.github, self._deliver), name="demo-decline"
             )
         )
+        self._tasks.append(
+            asyncio.create_task(
+                break_main_later(
+                    self.github,
+                    self.simulated_ci,
+                    self._deliver,
+                    self._relay_app.state.runtime.hud.engine,
+                    after=options.degrade_after,
+                ),
+                name="demo-culprit",
+            )
+        )
 
     async def _backfill_history(self) -> None:
         """Days of history before the first event, once per data directory."""
@@ -246,6 +259,7 @@ class DemoStack:
     async def _deliver(self, event: UpstreamEvent) -> None:
         """Sign and send one webhook to the relay, as GitHub would."""
         remember_pull_request(self.github, event.payload)
+        remember_push(self.github, event)
         delivery = WebhookDelivery.build(event.event, event.payload, self._secret)
         self.counts.last_event = event.summary
         try:

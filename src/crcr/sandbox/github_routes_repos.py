@@ -21,6 +21,7 @@ from crcr.sandbox.github_http import (
     paginate,
 )
 from crcr.sandbox.github_model import ApiError, Dispatch, Repo, git_blob_sha, iso
+from crcr.sandbox.github_routes_compare import commit_json
 from crcr.sandbox.webhooks.objects import user
 
 # GitHub documents both limits for `client_payload`: at most 10 top-level properties,
@@ -133,23 +134,7 @@ async def get_commit(request: Request) -> Response:
     sha = _find_commit(repo, request.path_params["ref"])
     if "vnd.github.sha" in request.headers.get("accept", ""):
         return Response(sha, media_type="application/vnd.github.sha")
-    commit = repo.commits[sha]
-    person = {
-        "name": "Sandbox",
-        "email": "sandbox@example.invalid",
-        "date": iso(commit["timestamp"]),
-    }
-    return answer(
-        {
-            "sha": sha,
-            "node_id": f"C_{sha[:12]}",
-            "commit": {"message": commit["message"], "author": person, "committer": person},
-            "url": f"{api_base(request)}/repos/{repo.full_name}/commits/{sha}",
-            "html_url": f"https://github.com/{repo.full_name}/commit/{sha}",
-            "parents": [],
-            "files": [],
-        }
-    )
+    return answer({**commit_json(repo, sha, api_base(request)), "files": []})
 
 
 def _comment_body(body: dict[str, Any]) -> str:

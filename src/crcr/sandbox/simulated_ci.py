@@ -28,6 +28,7 @@ from crcr.sandbox.github_jobs import ActionsJob
 from crcr.sandbox.github_model import Dispatch, Rerun
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
+from crcr.sandbox.simulated_breakage import spec_for
 from crcr.sandbox.simulated_ci_job import (
     JobReporter,
     RunnerContext,
@@ -111,6 +112,8 @@ class SimulatedCI:
         self._running = False
         self.lies: dict[str, str] = {}
         """Fault knob: repo → the conclusion its jobs report whatever really happened."""
+        self.broken_from: dict[str, str] = {}
+        """Fault knob: repo → the upstream commit from which on its jobs all fail."""
 
     # --- lifecycle -----------------------------------------------------------------
     async def start(self) -> None:
@@ -186,7 +189,12 @@ class SimulatedCI:
         if action == "closed":
             self._cancel_pr(dispatch.repo, pr_number)
             return
-        spec = self.workflows[dispatch.repo.lower()]
+        spec = spec_for(
+            self.github,
+            self.workflows[dispatch.repo.lower()],
+            dispatch,
+            self.broken_from.get(dispatch.repo.lower()),
+        )
         run_id = self.github.add_workflow_run(dispatch.repo, status="queued", conclusion=None)
         assert self._work_dir is not None
         directory = self._work_dir / dispatch.repo.replace("/", "__") / str(run_id)

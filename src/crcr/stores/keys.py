@@ -155,6 +155,9 @@ class RedisKeys:
     def demotions(self) -> str:
         return self._tagged("demotions")
 
+    def bisections(self) -> str:
+        return self._tagged("bisections")
+
     def governance(self, kind: str) -> str:
         return self._tagged("governance", kind)
 

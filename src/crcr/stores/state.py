@@ -16,6 +16,7 @@ from typing import Protocol
 from crcr.stores.roles import (
     AllowlistStamp,
     AuditLog,
+    Bisections,
     Caches,
     Deadlines,
     Demotions,
@@ -72,6 +73,7 @@ class StateStore(
     LeaderLock,
     AllowlistStamp,
     AuditLog,
+    Bisections,
     Protocol,
 ):
     """Everything the relay keeps between requests (SPEC §4, §5, §7): every role at once.

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from tests.browser import CHROMIUM, CHROMIUM_ARGS, require_chromium
-from tests.hud.web import failures_seed, health_seed, seed
+from tests.hud.web import culprits_seed, failures_seed, health_seed, seed
 from tests.hud.web.harness import DESKTOP, seeded_hud
 
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts" / "hud"
@@ -35,7 +35,11 @@ def full_hud_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     database = tmp_path_factory.mktemp("hud") / "hud.db"
     lookup = seed.DemotionsForTests()
     with seeded_hud(
-        database, both_data_sets, demotion_lookup=lookup, health=health_seed.degraded_memo()
+        database,
+        both_data_sets,
+        demotion_lookup=lookup,
+        health=health_seed.degraded_memo(),
+        culprits=culprits_seed.lookup,
     ) as url:
         yield url
 

@@ -30,6 +30,7 @@ PAGES = (
     ("backend", "/crcr/acme/gate"),
     ("backend-failures", f"/crcr/{failures_seed.ROCM}"),
     ("backend-empty", "/crcr/acme/gate?event=push"),
+    ("backend-culprit", "/crcr/acme/flaky"),
     ("pr", "/crcr/pr/101"),
     ("pr-failures", f"/crcr/pr/{failures_seed.PR}"),
     ("pr-empty", "/crcr/pr/999"),

@@ -74,6 +74,17 @@ def test_criteria_show_in_their_units() -> None:
     ]
 
 
+def test_the_noise_floor_shows_as_a_percentage_of_pairs_for_information() -> None:
+    line = criterion_line(CriterionResult("noise_rate", 0.125, "information (8 A/A pairs)", None))
+
+    assert (line.label, line.measured, line.target, line.met) == (
+        "Noise floor (A/A pairs that disagree)",
+        "12.5%",
+        "information (8 A/A pairs)",
+        None,
+    )
+
+
 def test_the_timeline_spans_at_least_30_days_and_every_level_shows() -> None:
     spans = (
         LevelSpan("L2", NOW - timedelta(days=60), NOW - timedelta(days=30)),

@@ -34,6 +34,7 @@ UPDATE = os.environ.get("CRCR_UPDATE_SCREENSHOTS") == "1"
 PAGES = (
     ("summary", "/crcr"),
     ("backend", "/crcr/acme/gate"),
+    ("culprit", "/crcr/acme/flaky"),
     ("pr", "/crcr/pr/500"),
     ("levels", "/crcr/levels"),
     ("health", "/crcr/health"),

@@ -20,6 +20,7 @@ from sqlalchemy import Engine, select
 from crcr.config.level_criteria import LevelCriteria
 from crcr.hud.levels.judge import Measurements, Verdict, judge, window_for
 from crcr.hud.levels.measure import LevelSpan, level_history, measure
+from crcr.hud.levels.noise import noise_rates, with_noise
 from crcr.hud.levels.providers import (
     Demotion,
     DemotionLookup,
@@ -99,12 +100,13 @@ def read_backend_levels(
         }
         history = level_history(connection)
         measured = measure(connection, windows, history, now)
+        noise = noise_rates(connection, list(windows), now)
     backends = []
     for repo, level in sorted(levels.items(), key=lambda item: item[0].lower()):
         found = measured.get(stored.get(repo.lower(), ""), Measurements())
-        backends.append(
-            BackendLevel(repo, level, judge(level, found, criteria), history.get(repo.lower(), ()))
-        )
+        noise_rate = noise.get(stored.get(repo.lower(), ""))
+        verdict = with_noise(judge(level, found, criteria), noise_rate)
+        backends.append(BackendLevel(repo, level, verdict, history.get(repo.lower(), ())))
     return tuple(backends)
 
 

@@ -20,6 +20,7 @@ CRITERION_LABELS = {
     "overrun_rate": "Overrun rate (over 3 h)",
     "avg_queue_minutes": "Average queue time",
     "days_at_l2": "Time at L2",
+    "noise_rate": "Noise floor (A/A pairs that disagree)",
 }
 TIMELINE_MIN = timedelta(days=30)
 _UNITS = {"e2e_p50_hours": " h", "avg_queue_minutes": " min", "days_at_l2": " days"}
@@ -148,6 +149,8 @@ def criterion_line(result: CriterionResult) -> CriterionLine:
     name = result.criterion
     if result.measured is None:
         measured = "—"
+    elif name == "noise_rate":  # a fraction (SPEC §14), shown as the others' percentages
+        measured = f"{round(result.measured * 100, 1):g}%"
     elif name in _UNITS:
         measured = f"{result.measured:g}{_UNITS[name]}"
     else:

@@ -12,7 +12,13 @@ from crcr.hud.web.pages.latency import add_latency_page
 from crcr.hud.web.pages.levels import add_levels_page
 from crcr.hud.web.pages.periodic import add_periodic_page
 from crcr.hud.web.pages.pr import add_pr_page
-from crcr.hud.web.pages.site import HealthSource, LevelsSource, QueriesSource, Site
+from crcr.hud.web.pages.site import (
+    CulpritsSource,
+    HealthSource,
+    LevelsSource,
+    QueriesSource,
+    Site,
+)
 from crcr.hud.web.pages.summary import add_summary_page
 
 PER_PAGE = 25
@@ -38,6 +44,7 @@ def pages_router(
     *,
     levels: LevelsSource | None = None,
     health: HealthSource | None = None,
+    culprits: CulpritsSource | None = None,
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
@@ -59,6 +66,7 @@ def pages_router(
     router = APIRouter(tags=["hud pages"], include_in_schema=False)
     site = Site(queries, levels, upstream_repo, prefix, per_page, live_seconds, health=health)
     site.github_web = github_web
+    site.culprits = culprits
     for add_page in PAGES:
         add_page(router, site)
     return router

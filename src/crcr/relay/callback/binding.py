@@ -14,6 +14,9 @@ from crcr.relay.callback.schema import CallbackBody
 from crcr.relay.jobs.dispatch import DispatchRecord
 from crcr.web.refusal import Invalid
 
+PUSH_SHAPED = frozenset({"push", "crcr_bisect", "crcr_aa"})
+"""Dispatches whose payload is a push: the echo's `after` must be the commit sent."""
+
 
 def bind_to_dispatch(raw_record: Mapping[str, Any] | None, body: CallbackBody) -> DispatchRecord:
     """Return the dispatch record the callback belongs to, or raise `Invalid` (400)."""
@@ -42,7 +45,7 @@ def check_echo(record: DispatchRecord, body: CallbackBody) -> None:
         _same_sha("payload.pull_request.head.sha", echoed_sha, context.head_sha)
         if not _same_number(pull_request.number, context.pr_number):
             raise Invalid("payload.pull_request.number: does not match the dispatch")
-    elif context.event_type == "push":
+    elif context.event_type in PUSH_SHAPED:
         _same_sha("payload.after", payload.after, context.head_sha)
 
 

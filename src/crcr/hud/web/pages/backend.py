@@ -43,6 +43,7 @@ def add_backend_page(router: APIRouter, site: Site) -> None:
         # The level as the one level source tells it (SPEC §10.2), not as last reported.
         standing = None if site.levels is None else await site.levels().standing(full_name)
         path = site.backend_href(full_name)
+        culprits = [] if site.culprits is None else await site.culprits(full_name)
         last = result.pagination.pages
         newer = href(path, window=window, event=event, page=number - 1) if number > 1 else None
         older = href(path, window=window, event=event, page=number + 1) if number < last else None
@@ -61,4 +62,5 @@ def add_backend_page(router: APIRouter, site: Site) -> None:
             newer_href=newer,
             older_href=older,
             pr_href=site.pr_href,
+            culprits=culprits,
         )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -23,6 +23,8 @@ EVENT_CHOICES = ((None, "All"), *EVENT_NAMES.items())
 QueriesSource = HudQueries | Callable[[], HudQueries]
 LevelsSource = Callable[[], LevelStatusService]
 HealthSource = Callable[[], HealthMemo | None]
+CulpritsSource = Callable[[str], Awaitable[list[dict[str, Any]]]]
+"""A backend's bisections as the backend page draws them (the relay's, SPEC §14)."""
 
 
 class BadParameter(Exception):
@@ -85,6 +87,7 @@ class Site:
     github_web: str = "https://github.com"
     health: HealthSource | None = None
     """Relay health (SPEC §13), for the health page and every page's header chip."""
+    culprits: CulpritsSource | None = None
 
     def facade(self) -> HudQueries:
         """The query facade (built by now, if it is built at start-up)."""
