@@ -13,6 +13,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
+from crcr.hud.badges.route import badge_router
 from crcr.ops.metrics_exposition import exposition
 from crcr.relay.alerts.api import alerts_router
 from crcr.relay.allowlist.source import AllowlistUnavailable
@@ -110,6 +111,7 @@ def create_app(
     _mount_hud(app, settings, github_web or github_web_url(settings.github_api_url))
     if not settings.hud_url:
         app.include_router(health_router(lambda: live().health_memo))
+        app.include_router(badge_router(lambda: live().health, lambda: live().allowlist()))
     app.include_router(alerts_router(lambda: live().store))
 
     @app.get("/healthz", tags=["ops"])

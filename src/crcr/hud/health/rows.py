@@ -19,8 +19,10 @@ WINDOW_PER_ALERT_AFTER = 4
 """Rows read per job the state judges: enough to also hold the re-runs of those jobs."""
 
 
-def recent_completed_jobs(engine: Engine, repo: str, alert_after: int) -> list[CompletedJob]:
-    """The backend's newest completed default-branch and nightly jobs, newest first."""
+def recent_completed_jobs(
+    engine: Engine, repo: str, alert_after: int, events: frozenset[str] = COUNTED_EVENTS
+) -> list[CompletedJob]:
+    """The backend's newest completed jobs of `events` (default-branch, nightly), newest first."""
     finished = func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at)
     query = (
         select(
@@ -34,7 +36,7 @@ def recent_completed_jobs(engine: Engine, repo: str, alert_after: int) -> list[C
         )
         .where(
             JOBS.c.downstream_repo == repo,
-            JOBS.c.event_type.in_(sorted(COUNTED_EVENTS)),
+            JOBS.c.event_type.in_(sorted(events)),
             JOBS.c.status == "completed",
         )
         .order_by(JOBS.c.activity_at.desc())

@@ -22,7 +22,7 @@ from crcr.config.settings import Settings
 from crcr.hud.health.canary import ProbeDispatch, judge_canary
 from crcr.hud.health.report import BackendHealth, HealthReport
 from crcr.hud.health.rows import last_reports, probe_jobs, recent_completed_jobs
-from crcr.hud.health.states import CompletedJob, Silence, backend_state
+from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob, Silence, backend_state
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.entries import DISPATCH
 from crcr.stores.roles import AuditLog, Dispatches
@@ -113,6 +113,30 @@ class HealthAssembler:
             )
             for repo, own, silence in zip(repos, jobs, silences, strict=True)
         )
+
+    async def backend(self, repo: str, events: frozenset[str] | None = None) -> BackendHealth:
+        """One backend's health as of now; `events` judges only those jobs (a badge's)."""
+        now = _at(self.clock())
+        judged = COUNTED_EVENTS if events is None else events
+        after = self.settings.alert_after
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        last = next((at for name, at in reported.items() if name.lower() == repo.lower()), None)
+        jobs = await to_thread.run_sync(recent_completed_jobs, self.engine, repo, after, judged)
+        silence = await self._silence(repo, last)
+        state = backend_state(
+            jobs,
+            silence,
+            now=now,
+            alert_after=after,
+            stale_seconds=self.settings.stale_seconds,
+            events=judged,
+        )
+        return BackendHealth(repo, state, last)
+
+    async def known_spelling(self, repo: str) -> str | None:
+        """`repo` as the results store spells it, or None when it never reported."""
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        return next((name for name in reported if name.lower() == repo.lower()), None)
 
     async def _silence(self, repo: str, last_report: datetime | None) -> Silence:
         since = 0.0 if last_report is None else last_report.timestamp()
