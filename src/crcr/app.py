@@ -13,12 +13,12 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from crcr import __version__
 from crcr.config.settings import Settings, SettingsError, load_settings
-from crcr.hud.badges.route import badge_router
 from crcr.ops.metrics_exposition import exposition
 from crcr.relay.alerts.api import alerts_router
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callback_router
 from crcr.relay.health.api import health_router
+from crcr.relay.health.badge import badge_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime

@@ -6,8 +6,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from crcr.hud.badges.route import etag_of, matches
 from crcr.hud.badges.svg import STATE_COLOURS, Badge, badge_of, render, text_width
+from crcr.relay.health.badge import etag_of, matches
 
 SVG = "{http://www.w3.org/2000/svg}"
 
