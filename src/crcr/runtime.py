@@ -211,6 +211,8 @@ async def open_runtime(
     )
     health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
     health_memo = HealthMemo(health.report) if health else None
+    if health is not None and levels.sync is not None:  # stale 28 days → L1 (SPEC §13)
+        levels.sync.abandoned = health.abandoned
     sinks = AlertSinks.from_settings(settings)
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))

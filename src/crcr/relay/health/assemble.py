@@ -19,6 +19,7 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.config.settings import Settings
+from crcr.hud.health.abandoned import Abandoned, abandoned
 from crcr.hud.health.canary import ProbeDispatch, judge_canary
 from crcr.hud.health.report import BackendHealth, HealthReport
 from crcr.hud.health.rows import last_reports, probe_jobs, recent_completed_jobs
@@ -132,6 +133,16 @@ class HealthAssembler:
             events=judged,
         )
         return BackendHealth(repo, state, last)
+
+    async def abandoned(self) -> tuple[datetime, list[Abandoned]]:
+        """The allowlisted backends above L1 stale for 28 days, as of now (SPEC §13)."""
+        now = _at(self.clock())
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        by_lower = {repo.lower(): at for repo, at in reported.items()}
+        repos = (await self.allowlist()).repos_at_least(Level.L2)
+        silences = await asyncio.gather(*(self._silence(r, by_lower.get(r.lower())) for r in repos))
+        found = [abandoned(r, s, now) for r, s in zip(repos, silences, strict=True)]
+        return now, [backend for backend in found if backend is not None]
 
     async def known_spelling(self, repo: str) -> str | None:
         """`repo` as the results store spells it, or None when it never reported."""
