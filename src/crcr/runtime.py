@@ -23,7 +23,7 @@ from crcr.hud.component import Hud, open_hud
 from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
 from crcr.relay.alerts.sinks import ALERT_QUEUE, AlertSinks, alert_queue_handler
-from crcr.relay.alerts.watch import AlertWatch
+from crcr.relay.alerts.watch import AlertWatch, recent_alerts
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
@@ -210,7 +210,11 @@ async def open_runtime(
         settings.canary_interval,
     )
     health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
-    health_memo = HealthMemo(health.report) if health else None
+    health_memo = (
+        HealthMemo(health.report, alerts=functools.partial(recent_alerts, store))
+        if health
+        else None
+    )
     if health is not None and levels.sync is not None:  # stale 28 days → L1 (SPEC §13)
         levels.sync.abandoned = health.abandoned
     sinks = AlertSinks.from_settings(settings)

@@ -12,6 +12,7 @@ from datetime import datetime
 from sqlalchemy import Engine, func, select
 
 from crcr.hud.health.canary import ProbeJob
+from crcr.hud.health.nightly import NightlyRun
 from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob
 from crcr.hud.models import BACKENDS, JOBS
 
@@ -90,3 +91,39 @@ def probe_jobs(engine: Engine, repo: str, delivery_ids: Sequence[str]) -> list[P
         for row in rows
     }
     return list(latest.values())
+
+
+NIGHTLY_ROWS_PER_RUN = 50
+"""Job rows read per nightly run shown: a canary's nightly workflow is a handful of jobs."""
+
+
+def nightly_runs(engine: Engine, repo: str, runs: int) -> list[NightlyRun]:
+    """The canary's newest `runs` nightly self-reported runs, each job at its latest attempt."""
+    query = (
+        select(
+            JOBS.c.delivery_id,
+            JOBS.c.job_name,
+            JOBS.c.status,
+            JOBS.c.conclusion,
+            JOBS.c.expected_conclusion,
+            JOBS.c.activity_at,
+        )
+        .where(JOBS.c.downstream_repo == repo, JOBS.c.event_type == "nightly")
+        .order_by(JOBS.c.activity_at.desc(), JOBS.c.run_attempt.desc())
+        .limit(runs * NIGHTLY_ROWS_PER_RUN)
+    )
+    with engine.connect() as connection:
+        rows = connection.execute(query).all()
+    jobs: dict[str, dict[str, ProbeJob]] = {}
+    reported: dict[str, datetime] = {}
+    for row in rows:  # newest first: the first row of a job is its latest attempt
+        own = jobs.setdefault(row.delivery_id, {})
+        reported.setdefault(row.delivery_id, row.activity_at)
+        own.setdefault(
+            row.job_name,
+            ProbeJob(
+                row.delivery_id, row.job_name, row.status, row.conclusion, row.expected_conclusion
+            ),
+        )
+    newest = list(jobs)[:runs]
+    return [NightlyRun(d, reported[d], tuple(jobs[d].values())) for d in newest]

@@ -20,9 +20,10 @@ from sqlalchemy import Engine
 
 from crcr.config.settings import Settings
 from crcr.hud.health.abandoned import Abandoned, abandoned
-from crcr.hud.health.canary import ProbeDispatch, judge_canary
+from crcr.hud.health.canary import JUDGED_PROBES, ProbeDispatch, judge_canary
+from crcr.hud.health.nightly import judge_nightly
 from crcr.hud.health.report import BackendHealth, HealthReport
-from crcr.hud.health.rows import last_reports, probe_jobs, recent_completed_jobs
+from crcr.hud.health.rows import last_reports, nightly_runs, probe_jobs, recent_completed_jobs
 from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob, Silence, backend_state
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.entries import DISPATCH
@@ -69,7 +70,7 @@ class HealthAssembler:
         """The document as of now."""
         now = _at(self.clock())
         canary = self.settings.canary_repo
-        verdict = None
+        verdict = nightly = None
         if canary is not None:
             probes = await self._probes(canary)
             ids = [probe.delivery_id for probe in probes]
@@ -77,7 +78,9 @@ class HealthAssembler:
             verdict = judge_canary(
                 probes, jobs, now=now, deadline_seconds=self.settings.canary_deadline
             )
-        return HealthReport(canary, verdict, await self._backends(now))
+            runs = await to_thread.run_sync(nightly_runs, self.engine, canary, JUDGED_PROBES)
+            nightly = judge_nightly(runs)
+        return HealthReport(canary, verdict, await self._backends(now), nightly)
 
     async def _probes(self, canary: str) -> list[ProbeDispatch]:
         entries = await self.store.audit_entries(canary.lower(), limit=AUDIT_READ)
