@@ -22,6 +22,7 @@ from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
 from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
+from crcr.relay.alerts.issues import ISSUE_QUEUE, IssueSink, issue_queue_handler
 from crcr.relay.alerts.sinks import ALERT_QUEUE, AlertSinks, alert_queue_handler
 from crcr.relay.alerts.watch import AlertWatch, recent_alerts
 from crcr.relay.allowlist.model import Allowlist
@@ -229,6 +230,9 @@ async def open_runtime(
             **checks.queue_handlers,
             **confirmer.queue_handlers,
             ALERT_QUEUE: alert_queue_handler(sinks, http),
+            ISSUE_QUEUE: issue_queue_handler(
+                IssueSink(github, settings.upstream_repo, source.get, store)
+            ),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         deadline_handlers=checks.deadline_handlers,

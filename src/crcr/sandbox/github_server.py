@@ -15,6 +15,7 @@ from crcr.sandbox import (
     github_routes_app,
     github_routes_checks,
     github_routes_git,
+    github_routes_issues,
     github_routes_pulls,
     github_routes_repos,
 )
@@ -43,6 +44,7 @@ def create_github_api(github: SandboxGitHub) -> Starlette:
             *github_routes_repos.ROUTES,
             *github_routes_git.ROUTES,
             *github_routes_pulls.ROUTES,
+            *github_routes_issues.ROUTES,
         ],
         middleware=[Middleware(TrafficMiddleware, github=github)],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},
