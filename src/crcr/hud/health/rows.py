@@ -8,10 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Engine, func, select
 
 from crcr.hud.health.canary import ProbeJob
+from crcr.hud.health.expected import expected_conclusion
 from crcr.hud.health.nightly import NightlyRun
 from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob
 from crcr.hud.models import BACKENDS, JOBS
@@ -21,9 +23,19 @@ WINDOW_PER_ALERT_AFTER = 4
 
 
 def recent_completed_jobs(
-    engine: Engine, repo: str, alert_after: int, events: frozenset[str] = COUNTED_EVENTS
+    engine: Engine,
+    repo: str,
+    alert_after: int,
+    events: frozenset[str] = COUNTED_EVENTS,
+    *,
+    canary: bool = False,
 ) -> list[CompletedJob]:
-    """The backend's newest completed jobs of `events` (default-branch, nightly), newest first."""
+    """The backend's newest completed jobs of `events` (default-branch, nightly), newest first.
+
+    For the canary (`canary`), a job that ended as it should (an `xfail` that failed)
+    reads as a success and one that did not as a failure: its state follows its probes'
+    verdicts, not the failures it is made of.
+    """
     finished = func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at)
     query = (
         select(
@@ -33,6 +45,7 @@ def recent_completed_jobs(
             JOBS.c.event_type,
             JOBS.c.run_attempt,
             JOBS.c.conclusion,
+            JOBS.c.expected_conclusion,
             finished.label("finished"),
         )
         .where(
@@ -50,11 +63,17 @@ def recent_completed_jobs(
             job=f"{row.delivery_id}\x00{row.workflow_name}\x00{row.job_name}",
             event_type=row.event_type,
             run_attempt=row.run_attempt,
-            conclusion=row.conclusion,
+            conclusion=_as_expected(row) if canary else row.conclusion,
             completed_at=row.finished,
         )
         for row in rows
     ]
+
+
+def _as_expected(row: Any) -> str:
+    """`success` when the canary's job ended as it should, else `failure`."""
+    expected = expected_conclusion(row.job_name, row.expected_conclusion)
+    return "success" if row.conclusion == expected else "failure"
 
 
 def last_reports(engine: Engine) -> dict[str, datetime]:

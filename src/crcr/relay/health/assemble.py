@@ -99,8 +99,12 @@ class HealthAssembler:
         listed = set((await self.allowlist()).repos_at_least(Level.L2))
         repos = sorted(listed | set(reported))
         after = self.settings.alert_after
+        canary = (self.settings.canary_repo or "").lower()
         jobs: list[list[CompletedJob]] = await to_thread.run_sync(
-            lambda: [recent_completed_jobs(self.engine, repo, after) for repo in repos]
+            lambda: [
+                recent_completed_jobs(self.engine, repo, after, canary=repo.lower() == canary)
+                for repo in repos
+            ]
         )
         silences = await asyncio.gather(*(self._silence(r, reported.get(r)) for r in repos))
         return tuple(
@@ -125,7 +129,10 @@ class HealthAssembler:
         after = self.settings.alert_after
         reported = await to_thread.run_sync(last_reports, self.engine)
         last = next((at for name, at in reported.items() if name.lower() == repo.lower()), None)
-        jobs = await to_thread.run_sync(recent_completed_jobs, self.engine, repo, after, judged)
+        canary = repo.lower() == (self.settings.canary_repo or "").lower()
+        jobs = await to_thread.run_sync(
+            lambda: recent_completed_jobs(self.engine, repo, after, judged, canary=canary)
+        )
         silence = await self._silence(repo, last)
         state = backend_state(
             jobs,
