@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
-from crcr.cli import app
+from crcr.sandbox import cli as sandbox_cli
+
+
+def crcr() -> typer.Typer:
+    app = typer.Typer()
+
+    @app.callback()
+    def root() -> None:
+        """A root, so that `sandbox` stays a subcommand."""
+
+    sandbox_cli.register(app)
+    return app
 
 
 @pytest.mark.parametrize(
@@ -19,6 +31,6 @@ from crcr.cli import app
     ],
 )
 def test_a_bad_canary_option_is_named(arguments: list[str], message: str) -> None:
-    result = CliRunner().invoke(app, ["sandbox", "--port", "0", *arguments])
+    result = CliRunner().invoke(crcr(), ["sandbox", "--port", "0", *arguments])
     assert result.exit_code == 2
     assert f"crcr sandbox: {message}" in result.output
