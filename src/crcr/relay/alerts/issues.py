@@ -67,16 +67,15 @@ def issue_title(repo: str) -> str:
 def issue_body(repo: str, alert: Mapping[str, Any], oncalls: tuple[str, ...]) -> str:
     """Why the issue is open, where to look, and the oncalls @-mentioned."""
     since = single_line(str(alert.get("at", "")), limit=40)
+    url = alert.get("url")
     lines = [
         issue_marker(repo),
         f"The downstream backend {code(repo)} is **failing**: its last completed "
         f"default-branch or nightly jobs all failed (since {code(since)}).",
         "",
-        link(
-            "Its page on the HUD", alert.get("url") if isinstance(alert.get("url"), str) else None
-        ),
-        "",
     ]
+    if isinstance(url, str):  # only a validated web URL becomes a link (`link`)
+        lines += [link("Its page on the HUD", url), ""]
     named = mentions(oncalls)
     lines.append(f"Oncalls: {named}" if named else "The allowlist names no oncalls for it.")
     lines += ["", "_Opened by crcr (`CRCR_ALERT_ISSUES`); closed by crcr when it recovers._"]
