@@ -53,6 +53,8 @@ log = logging.getLogger(__name__)
 STATE_FILE = "demo-state.json"
 ALLOWLIST_FILE = "demo-allowlist.yaml"
 FIRST_PR_NUMBER = 150_001
+RELAY_PULLS_AFTER = 900_000
+"""The relay's pull requests in the sandbox are numbered from here on, clear of the traffic's."""
 SIMULATED_ZOMBIE_TIMEOUT = 2 * 3600.0
 """Simulated seconds before a hanging job is a zombie, so zombies appear during a demo."""
 
@@ -173,6 +175,10 @@ class DemoStack:
         self.github.add_file(
             DEMO_UPSTREAM, ALLOWLIST_PATH, allowlist_yaml(with_canary(DEMO_BACKENDS))
         )
+        # The relay's own pull requests (its level changes) are numbered apart from the
+        # traffic's, which the sandbox records as they arrive: a pull request the traffic
+        # opens later must never take the number, and so the title, of one the relay opened.
+        self.github.add_repo(DEMO_UPSTREAM).last_number = RELAY_PULLS_AFTER
         try:
             settings = relay_settings(
                 options,
