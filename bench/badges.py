@@ -66,7 +66,8 @@ def load(engine: Engine, jobs: int) -> None:
         for start in range(0, len(rows), 5000):
             connection.execute(insert(JOBS), rows[start : start + 5000])
         connection.execute(
-            insert(BACKENDS), [{"repo": r, "level": "L3", "last_run_at": now} for r in REPOS]
+            insert(BACKENDS),
+            [{"repo": r, "level": "L3", "first_seen_at": now, "last_run_at": now} for r in REPOS],
         )
 
 
