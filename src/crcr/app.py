@@ -20,6 +20,7 @@ from crcr.relay.callback.endpoint import CALLBACK_PATHS, CallbackEndpoint, callb
 from crcr.relay.culprits.api import culprits_router
 from crcr.relay.culprits.report import culprit_lookup
 from crcr.relay.health.api import health_router
+from crcr.relay.health.badge import badge_router
 from crcr.relay.openapi_operations import relay_operations
 from crcr.relay.webhook.endpoint import webhook_router
 from crcr.runtime import Runtime, open_runtime
@@ -112,6 +113,7 @@ def create_app(
     _mount_hud(app, settings, github_web or github_web_url(settings.github_api_url))
     if not settings.hud_url:
         app.include_router(health_router(lambda: live().health_memo))
+        app.include_router(badge_router(lambda: live().health, lambda: live().allowlist()))
     app.include_router(alerts_router(lambda: live().store))
     app.include_router(culprits_router(lambda: live().store))
 

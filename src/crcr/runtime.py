@@ -22,8 +22,9 @@ from crcr.github.factory import github_client_from_settings
 from crcr.hud.component import Hud, open_hud
 from crcr.hud.health.memo import HealthMemo
 from crcr.oidc.verifier import OidcVerifier
+from crcr.relay.alerts.issues import ISSUE_QUEUE, IssueSink, issue_queue_handler
 from crcr.relay.alerts.sinks import ALERT_QUEUE, AlertSinks, alert_queue_handler
-from crcr.relay.alerts.watch import AlertWatch
+from crcr.relay.alerts.watch import AlertWatch, recent_alerts
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
@@ -215,7 +216,13 @@ async def open_runtime(
         settings.canary_interval,
     )
     health = HealthAssembler(store, hud.engine, settings, source.get) if hud else None
-    health_memo = HealthMemo(health.report) if health else None
+    health_memo = (
+        HealthMemo(health.report, alerts=functools.partial(recent_alerts, store))
+        if health
+        else None
+    )
+    if health is not None and levels.sync is not None:  # stale 28 days → L1 (SPEC §13)
+        levels.sync.abandoned = health.abandoned
     sinks = AlertSinks.from_settings(settings)
     # The queue is in no hurry: redeliveries use the client's full retry schedule.
     redelivery = replace(fanout, send=_sender(github, None), still_listed=_listed(source))
@@ -228,6 +235,9 @@ async def open_runtime(
             **checks.queue_handlers,
             **confirmer.queue_handlers,
             ALERT_QUEUE: alert_queue_handler(sinks, http),
+            ISSUE_QUEUE: issue_queue_handler(
+                IssueSink(github, settings.upstream_repo, source.get, store)
+            ),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted],
         deadline_handlers=checks.deadline_handlers,

@@ -37,6 +37,7 @@ PER_INVOCATION = {
     ("init downstream", "force"),
     ("init downstream", "callback_url"),
     ("init downstream", "action"),
+    ("init downstream", "repo"),
     ("demo", "duration"),
     ("demo", "rate"),
     ("demo", "speed"),

@@ -26,6 +26,7 @@ class HealthSettings(BaseSettings):
     alert_webhook: SecretStr | None = None  # a URL may carry a token: never printed
     alert_secret: SecretStr | None = None
     alert_slack_url: SecretStr | None = None
+    alert_issues: bool = False  # one upstream issue per failing backend, closed on recovery
 
     @field_validator("canary_repo")
     @classmethod

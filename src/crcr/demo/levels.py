@@ -62,7 +62,9 @@ async def backfill_history(hud: Hud, days: int, rng: random.Random) -> int:
 async def degrade_later(ci: SimulatedCI, after: float) -> None:
     """After `after` seconds, make the degrading backend fail most of its jobs."""
     await asyncio.sleep(after)
-    ci.replace_workflow(DEGRADING_BACKEND, degraded(ci.workflows[DEGRADING_BACKEND.lower()]))
+    # Every job fails from then on: one `passing → failing` alert, never a flapping one.
+    workflow = ci.workflows[DEGRADING_BACKEND.lower()]
+    ci.replace_workflow(DEGRADING_BACKEND, degraded(workflow, failure=1.0))
     log.info("demo: %s starts failing most of its jobs", DEGRADING_BACKEND)
 
 

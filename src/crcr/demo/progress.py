@@ -42,6 +42,7 @@ class DemoProgress:
     first_result_after: float | None
     log_errors: int = 0
     level_changes: tuple[str, ...] = ()  # the relay's open allowlist pull requests
+    alerts: tuple[str, ...] = ()  # what the local alert sink received (crcr.demo.health)
 
 
 async def read_hud_counts(state: State | None, previous: HudCounts) -> HudCounts:

@@ -14,6 +14,7 @@ import logging
 import random
 import secrets
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from crcr.app import create_app
 from crcr.config.settings import Settings, SettingsError, load_settings
 from crcr.demo.backends import DEMO_BACKENDS, DEMO_UPSTREAM, allowlist_yaml, devices, workflows
 from crcr.demo.culprit_story import break_main_later, remember_push
+from crcr.demo.health import DemoHealth, with_canary
 from crcr.demo.levels import (
     ALLOWLIST_PATH,
     ALLOWLIST_URL,
@@ -52,6 +54,8 @@ log = logging.getLogger(__name__)
 STATE_FILE = "demo-state.json"
 ALLOWLIST_FILE = "demo-allowlist.yaml"
 FIRST_PR_NUMBER = 150_001
+RELAY_PULLS_AFTER = 900_000
+"""The relay's pull requests in the sandbox are numbered from here on, clear of the traffic's."""
 SIMULATED_ZOMBIE_TIMEOUT = 2 * 3600.0
 """Simulated seconds before a hanging job is a zombie, so zombies appear during a demo."""
 
@@ -88,7 +92,12 @@ def _next_pr_number(data_dir: Path) -> int:
 
 
 def relay_settings(
-    options: DemoOptions, *, sandbox_url: str, github: SandboxGitHub, issuer: SandboxIssuer
+    options: DemoOptions,
+    *,
+    sandbox_url: str,
+    github: SandboxGitHub,
+    issuer: SandboxIssuer,
+    health: Mapping[str, Any] | None = None,
 ) -> Settings:
     """Settings pointing the relay at the sandbox, with fresh secrets and stores in the data dir.
 
@@ -114,6 +123,7 @@ def relay_settings(
         zombie_timeout=max(30, round(SIMULATED_ZOMBIE_TIMEOUT / options.speed)),
         push_branches=[],
         public_docs=True,  # the demo is for looking around, /docs included
+        **(health or {}),  # the canary and the alert sink (crcr.demo.health)
     )
 
 
@@ -138,13 +148,16 @@ class DemoStack:
         self._secret = ""
         self._relay_app: FastAPI | None = None
         self._history_stored = False
+        self.health = DemoHealth(options.speed)
 
     async def start(self) -> None:
         """Bring everything up, then send the first event at once."""
         options = self.options
         try:
             options.data_dir.mkdir(parents=True, exist_ok=True)
-            (options.data_dir / ALLOWLIST_FILE).write_text(allowlist_yaml())
+            (options.data_dir / ALLOWLIST_FILE).write_text(
+                allowlist_yaml(with_canary(DEMO_BACKENDS))
+            )
         except OSError as exc:
             raise DemoError(f"cannot use --data-dir {options.data_dir}: {exc.strerror}") from None
         try:
@@ -159,11 +172,21 @@ class DemoStack:
         # A fresh issuer path per run: the relay caches JWKS by issuer URL, and the
         # issuer's key is new each run.
         issuer = SandboxIssuer(f"{sandbox_url}/oidc/{secrets.token_hex(4)}")
-        self.github.install_app(DEMO_UPSTREAM, *(b.repo for b in DEMO_BACKENDS))
-        self.github.add_file(DEMO_UPSTREAM, ALLOWLIST_PATH, allowlist_yaml())
+        self.github.install_app(DEMO_UPSTREAM, *(b.repo for b in with_canary(DEMO_BACKENDS)))
+        self.github.add_file(
+            DEMO_UPSTREAM, ALLOWLIST_PATH, allowlist_yaml(with_canary(DEMO_BACKENDS))
+        )
+        # The relay's own pull requests (its level changes) are numbered apart from the
+        # traffic's, which the sandbox records as they arrive: a pull request the traffic
+        # opens later must never take the number, and so the title, of one the relay opened.
+        self.github.add_repo(DEMO_UPSTREAM).last_number = RELAY_PULLS_AFTER
         try:
             settings = relay_settings(
-                options, sandbox_url=sandbox_url, github=self.github, issuer=issuer
+                options,
+                sandbox_url=sandbox_url,
+                github=self.github,
+                issuer=issuer,
+                health=self.health.settings(),
             )
         except SettingsError as exc:
             raise DemoError(str(exc)) from None
@@ -193,6 +216,14 @@ class DemoStack:
             seed=self._rng.randrange(2**32),
         )
         await self.simulated_ci.start()
+        await self.health.start(
+            self.github,
+            issuer,
+            f"{self._relay_url}/github/callback",
+            hud=self._relay_app.state.runtime.hud,
+            upstream=DEMO_UPSTREAM,
+            seed=self._rng.randrange(2**32),
+        )
         self.traffic = UpstreamTraffic(
             random.Random(self._rng.randrange(2**32)),  # noqa: S311
             upstream=DEMO_UPSTREAM,
@@ -241,6 +272,7 @@ class DemoStack:
         await asyncio.gather(*self._tasks, return_exceptions=True)
         if self.simulated_ci is not None:
             await self.simulated_ci.stop()
+        await self.health.stop()
         for server in reversed(self._servers):
             await server.stop()
         await self._http.aclose()
@@ -319,4 +351,5 @@ class DemoStack:
             level_changes=tuple(
                 f"#{pull['number']} {pull['title']}" for pull in self.relay_pull_requests()
             ),
+            alerts=self.health.receiver.lines,
         )

@@ -54,6 +54,9 @@ def live_view(progress: DemoProgress) -> Panel:
     if progress.level_changes:
         changes = "\n".join(progress.level_changes)
         table.add_row("Level changes", f"{changes}\n(why: {progress.dashboard_url}/levels)")
+    if progress.alerts:
+        shown = "\n".join(progress.alerts[-5:])
+        table.add_row("Alerts", f"{shown}\n(all: {progress.dashboard_url}/alerts)")
     problems = ci.report_errors + progress.webhook_errors + progress.log_errors
     if problems:
         table.add_row(
@@ -109,6 +112,8 @@ def closing_lines(progress: DemoProgress, data_dir: str) -> list[str]:
         lines.append(f"First result on the dashboard {_first_result(progress)}.")
     for change in progress.level_changes:
         lines.append(f"Pull request open in the sandbox: {change} (why: /crcr/levels).")
+    for alert in progress.alerts:
+        lines.append(f"Alert received by the demo's sink: {alert} (see /crcr/alerts).")
     errors = ci.report_errors + progress.webhook_errors + progress.log_errors
     lines.append(f"Errors: {errors}. Data kept in {data_dir} (log: {data_dir}/demo.log).")
     return lines

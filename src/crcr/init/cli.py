@@ -6,6 +6,7 @@ from pathlib import Path
 
 import typer
 
+from crcr.init.badge import PLACEHOLDER_REPO, badge_markdown, check_repo
 from crcr.init.workflow import (
     DEFAULT_ACTION,
     PLACEHOLDER_CALLBACK_URL,
@@ -47,9 +48,13 @@ def downstream(
         help="The crcr-report action the jobs report with (owner/repo/path@ref, or ./path for"
         " a copy in the repository); the default follows crcr's v1 releases.",
     ),
+    repo: str = typer.Option(
+        "", "--repo", help="This repository (OWNER/REPO), for the README badge's Markdown."
+    ),
 ) -> None:
     """Write .github/workflows/crcr.yml: a workflow the relay's dispatches start."""
     try:
+        badge_repo = check_repo(repo)
         text = render_workflow(template, action=action, callback_url=callback_url)
         written = write_workflow(path, text, force=force)
     except InitError as exc:
@@ -61,6 +66,10 @@ def downstream(
     for advice in placeholders_left(callback_url):
         typer.echo(f"next: {advice}")
     typer.echo("next: ask the upstream's maintainers to add this repository to the allowlist")
+    typer.echo("badge: paste into your README (its level and state on the relay):")
+    typer.echo(f"  {badge_markdown(callback_url, badge_repo)}")
+    if badge_repo == PLACEHOLDER_REPO:
+        typer.echo(f"  (replace {PLACEHOLDER_REPO}, or run again with --force --repo OWNER/REPO)")
 
 
 def action_lines(action: str, steps: int) -> list[str]:

@@ -43,6 +43,8 @@ class ReportOptions:
     event_type: str | None = None
     delivery_id: str | None = None
     upstream_repo: str = "pytorch/pytorch"
+    expected_conclusion: str | None = None
+    """What a canary probe job should conclude (SPEC §13), beating its name's `xfail`/…"""
 
     @property
     def is_self_report(self) -> bool:
@@ -104,6 +106,7 @@ def validate_options(
     event_type: str | None = None,
     delivery_id: str | None = None,
     upstream_repo: str = "pytorch/pytorch",
+    expected_conclusion: str | None = None,
 ) -> ReportOptions:
     """Check the raw `crcr report` inputs and return them as `ReportOptions`.
 
@@ -149,6 +152,14 @@ def validate_options(
     if artifact_url is not None and not artifact_url.startswith(("https://", "http://")):
         raise ReportError(f"--artifact-url must be an http(s) URL, got {artifact_url!r}")
 
+    expected = _blank_to_none(expected_conclusion)
+    if expected is not None:
+        expected = expected.lower()
+        if expected not in CONCLUSIONS:
+            raise ReportError(
+                f"--expected-conclusion must be one of {', '.join(CONCLUSIONS)}, got {expected!r}"
+            )
+
     raw_results = _blank_to_none(test_results)
     return ReportOptions(
         status=checked_status,
@@ -158,6 +169,7 @@ def validate_options(
         event_type=event_type,
         delivery_id=delivery_id,
         upstream_repo=upstream_repo,
+        expected_conclusion=expected,
     )
 
 
@@ -227,6 +239,8 @@ def build_callback_body(
         workflow["test_results"] = dict(options.test_results)
     if options.artifact_url is not None:
         workflow["artifact_url"] = options.artifact_url
+    if options.expected_conclusion is not None:
+        workflow["expected_conclusion"] = options.expected_conclusion
     body = {key: value for key, value in dispatch.items() if key != "workflow"}
     body["workflow"] = workflow
     return body

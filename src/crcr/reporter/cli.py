@@ -22,6 +22,9 @@ def report(
     conclusion: str = typer.Option(
         "", help="With completed: success, failure, cancelled, timed_out, skipped, …"
     ),
+    expected_conclusion: str = typer.Option(
+        "", help="A canary probe job's expected conclusion (beats xfail/xcancel/xtimeout)."
+    ),
     test_results: str = typer.Option(
         "", "--test-results", help='Counts as JSON: {"passed": 42, "failed": 0, "skipped": 3}.'
     ),
@@ -75,6 +78,7 @@ def report(
         provider=provider,
         failed_tests=failed_tests,
         triage_verdict=triage_verdict,
+        expected_conclusion=expected_conclusion,
     )
     result = run_report(
         inputs,

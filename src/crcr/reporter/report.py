@@ -46,6 +46,7 @@ class ReportInputs:
     provider: str = "auto"
     failed_tests: str | None = None
     triage_verdict: str | None = None
+    expected_conclusion: str | None = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,7 @@ def prepare_report(
         event_type=inputs.event_type,
         delivery_id=inputs.delivery_id,
         upstream_repo=inputs.upstream_repo,
+        expected_conclusion=inputs.expected_conclusion,
     )
     if provider is None:
         assert unknown_provider is not None

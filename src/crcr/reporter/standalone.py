@@ -62,6 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
     add = parser.add_argument
     add("--status", required=True, help="in_progress or completed.")
     add("--conclusion", default="", help="With completed: success, failure, cancelled, …")
+    add("--expected-conclusion", default="", help="A canary probe job's expected conclusion.")
     add("--test-results", default="", help='{"passed": 42, "failed": 0, "skipped": 3}')
     add("--artifact-url", default="", help="Where the job's logs and reports live.")
     add("--failed-tests", default="", help="A JUnit XML report or a JSON list of failed tests.")
@@ -146,6 +147,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         provider=options.provider,
         failed_tests=options.failed_tests,
         triage_verdict=options.triage_verdict,
+        expected_conclusion=options.expected_conclusion,
     )
     delivery = Delivery(
         callback_url=options.callback_url or env.get("CRCR_CALLBACK_URL", ""),

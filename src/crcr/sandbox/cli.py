@@ -8,6 +8,7 @@ code (the "try it by hand" guide, docs/try-it-by-hand.md).
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 import typer
 
 SANDBOX_URL = "http://127.0.0.1:9000"
+_OWNER_REPO = re.compile(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}")
 RELAY_URL = "http://127.0.0.1:8000"
 
 sandbox_app = typer.Typer(
@@ -38,13 +40,28 @@ def sandbox(
     api_prefix: str = typer.Option(
         "", help="Serve the REST API under a prefix, e.g. /api/v3 like GitHub Enterprise."
     ),
+    canary: str = typer.Option(
+        "",
+        "--canary",
+        help="Play this owner/repo as the relay's canary (CRCR_CANARY_REPO): it answers every"
+        " dispatch, crcr_probe included, with probe jobs that report to --callback-url.",
+    ),
+    callback_url: str = typer.Option(
+        "http://127.0.0.1:8000/github/callback",
+        "--callback-url",
+        help="With --canary: the relay's /github/callback URL its probe jobs report to.",
+    ),
 ) -> None:
     """Run the offline GitHub stand-in (REST subset, OIDC issuer, PR pages) until Ctrl-C."""
     if ctx.invoked_subcommand is not None:
         return
-    from crcr.sandbox.serve import build_server, serve
+    from crcr.sandbox.serve import build_server, serve, serve_with_canary
 
     try:
+        if canary and not _OWNER_REPO.fullmatch(canary):
+            raise ValueError(f"--canary must be OWNER/REPO, got {canary!r}")
+        if canary and not callback_url.startswith(("http://", "https://")):
+            raise ValueError(f"--callback-url must be an http(s) URL, got {callback_url!r}")
         server = build_server(
             host, port, Path(key_file), installed_repos=install, api_prefix=api_prefix
         )
@@ -53,7 +70,12 @@ def sandbox(
         raise typer.Exit(2) from None
     for line in server.banner():
         typer.echo(line)
-    serve(server)
+    if canary:
+        typer.echo(f"canary: {canary} answers every dispatch; its jobs report to {callback_url}")
+        typer.echo(f"CRCR_CANARY_REPO={canary}")
+        serve_with_canary(server, canary, callback_url)
+    else:
+        serve(server)
 
 
 def _fail(message: str) -> typer.Exit:

@@ -105,6 +105,7 @@ class Repo:
     parents: dict[str, str | None] = field(default_factory=dict)
     pulls: dict[int, dict[str, Any]] = field(default_factory=dict)  # number → stored fields
     last_number: int = 0  # issues and pull requests share their numbers
+    issues: dict[int, dict[str, Any]] = field(default_factory=dict)  # number → stored fields
 
     @property
     def owner(self) -> str:

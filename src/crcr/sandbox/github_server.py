@@ -16,6 +16,7 @@ from crcr.sandbox import (
     github_routes_checks,
     github_routes_compare,
     github_routes_git,
+    github_routes_issues,
     github_routes_pulls,
     github_routes_repos,
 )
@@ -45,6 +46,7 @@ def create_github_api(github: SandboxGitHub) -> Starlette:
             *github_routes_git.ROUTES,
             *github_routes_pulls.ROUTES,
             *github_routes_compare.ROUTES,
+            *github_routes_issues.ROUTES,
         ],
         middleware=[Middleware(TrafficMiddleware, github=github)],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},

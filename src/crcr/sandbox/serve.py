@@ -33,6 +33,7 @@ class SandboxServer:
     api_url: str
     issuer_url: str | None
     key_path: Path
+    issuer: SandboxIssuer | None = None
 
     def banner(self) -> list[str]:
         """What to print so that a relay can be pointed at this sandbox."""
@@ -101,6 +102,7 @@ def build_server(
         api_url=base_url + api_prefix,
         issuer_url=issuer_url if issuer else None,
         key_path=key_path,
+        issuer=issuer,
     )
 
 
@@ -110,3 +112,34 @@ def serve(server: SandboxServer) -> None:
 
     config = uvicorn.Config(server.app, log_level="warning", lifespan="off")
     uvicorn.Server(config).run(sockets=[server.sock])
+
+
+def serve_with_canary(server: SandboxServer, canary: str, callback_url: str) -> None:
+    """Serve until interrupted while `canary` answers every dispatch with probe jobs.
+
+    The canary's jobs report to `callback_url` (the relay's `/github/callback`) with
+    tokens from this sandbox's issuer, through the real reporter, like any simulated
+    downstream's.
+    """
+    import asyncio
+
+    import uvicorn
+
+    from crcr.sandbox.canary import CANARY_WORKFLOW, CanaryCI
+
+    if server.issuer is None:
+        raise ValueError("a canary needs the sandbox's OIDC issuer, which is not installed")
+    server.github.install_app(canary)
+    ci = CanaryCI(
+        server.github, server.issuer, callback_url=callback_url, workflows={canary: CANARY_WORKFLOW}
+    )
+
+    async def main() -> None:
+        await ci.start()
+        try:
+            config = uvicorn.Config(server.app, log_level="warning", lifespan="off")
+            await uvicorn.Server(config).serve(sockets=[server.sock])
+        finally:
+            await ci.stop()
+
+    asyncio.run(main())

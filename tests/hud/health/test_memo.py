@@ -95,5 +95,6 @@ def test_the_report_has_the_spec_shape() -> None:
             }
         ],
         "overdue": [{"delivery_id": "d1", "dispatched_at": "2026-11-27T12:00:00Z"}],
+        "nightly": None,
         "backends": [{"repo": "org/b", "state": "stale", "last_report_at": None}],
     }

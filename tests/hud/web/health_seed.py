@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from crcr.hud.health.canary import (
     CanaryStatus,
     CanaryVerdict,
     JudgedProbe,
     ProbeDispatch,
+    ProbeJob,
     ProbeState,
     Unexpected,
 )
 from crcr.hud.health.memo import HealthMemo
+from crcr.hud.health.nightly import NightlyRun, judge_nightly
 from crcr.hud.health.report import BackendHealth, HealthReport
 from crcr.hud.health.states import BackendState
 
@@ -39,7 +42,50 @@ def degraded_report() -> HealthReport:
         BackendHealth(f"acme/{state}", state, None if state is BackendState.NO_DATA else now)
         for state in BackendState
     )
-    return HealthReport(CANARY, verdict, backends)
+    return HealthReport(CANARY, verdict, backends, judge_nightly(nightly_runs(now)))
+
+
+def nightly_runs(now: datetime) -> list[NightlyRun]:
+    """Three nights: the newest with an unexpected job, the others as they should be."""
+    runs = []
+    for night in range(3):
+        sha = f"{night + 1:x}" * 40
+        conclusion = "success" if night == 0 else "failure"
+        jobs = (
+            ProbeJob(sha, "probe", "completed", "success", None),
+            ProbeJob(sha, "probe-xfail", "completed", conclusion, None),
+        )
+        runs.append(NightlyRun(sha, now - timedelta(days=night, hours=2), jobs))
+    return runs
+
+
+def alerts(now: datetime) -> list[dict[str, Any]]:
+    """The alert log: a backend failing then recovering, the canary turning Degraded."""
+    at = lambda hours: (now - timedelta(hours=hours)).isoformat()  # noqa: E731
+    return [
+        {"kind": "canary", "repo": CANARY, "from": "healthy", "to": "degraded", "at": at(1)},
+        {
+            "kind": "backend_state",
+            "repo": "acme/failing",
+            "from": "passing",
+            "to": "failing",
+            "at": at(3),
+        },
+        {
+            "kind": "backend_state",
+            "repo": "acme/stale",
+            "from": "passing",
+            "to": "stale",
+            "at": at(20),
+        },
+        {
+            "kind": "backend_state",
+            "repo": "acme/flaky",
+            "from": "failing",
+            "to": "flaky",
+            "at": at(30),
+        },
+    ]
 
 
 def degraded_memo() -> HealthMemo:
@@ -50,7 +96,10 @@ def degraded_memo() -> HealthMemo:
     async def report() -> HealthReport:
         return degraded_report()
 
-    memo = HealthMemo(report)
+    async def recent(limit: int) -> list[dict[str, Any]]:
+        return alerts(datetime.now(UTC))[:limit]
+
+    memo = HealthMemo(report, alerts=recent)
     with ThreadPoolExecutor(1) as aside:  # a loop of its own: fixtures may run inside one
         aside.submit(asyncio.run, memo.fresh()).result()
     return memo

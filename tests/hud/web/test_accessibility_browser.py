@@ -36,6 +36,7 @@ PAGES = (
     ("pr-empty", "/crcr/pr/999"),
     ("levels", "/crcr/levels"),
     ("health", "/crcr/health"),
+    ("alerts", "/crcr/alerts"),
     ("latency", "/crcr/metrics"),
     ("nightly", "/crcr/nightly"),
     ("error", "/crcr/nobody/nothing"),

@@ -38,6 +38,7 @@ PAGES = (
     ("pr", "/crcr/pr/500"),
     ("levels", "/crcr/levels"),
     ("health", "/crcr/health"),
+    ("alerts", "/crcr/alerts"),
     ("latency", "/crcr/metrics"),
     ("nightly", "/crcr/nightly"),
 )

@@ -147,6 +147,10 @@ async def test_one_alert_on_failing_and_one_on_recovery_across_two_instances(
         (L3_REPO, "passing", "failing"),
     ]
     assert listed[0]["url"] == f"https://hud.example.org/crcr/{L3_REPO}"
+    page = (await world.client.get("/crcr/alerts")).text
+    assert page.count(f'data-alert="backend" data-repo="{L3_REPO}"') == 2
+    assert page.index('data-to="passing"') < page.index('data-to="failing"')  # newest first
+    assert 'href="/crcr/alerts"' in (await world.client.get("/crcr/health")).text
 
     await world.settle()
     hooks = sink.at(HOOK)
@@ -169,6 +173,7 @@ async def test_neither_the_alert_log_nor_metrics_show_a_sink_url_or_secret(
         await world.client.get("/api/crcr/alerts"),
         await world.client.get("/metrics"),
         await world.client.get("/api/crcr/health"),
+        await world.client.get("/crcr/alerts"),
     ]
     assert 'crcr_alerts_total{kind="backend_state",to="failing"}' in answers[1].text
     for answer in answers:

@@ -221,3 +221,19 @@ async def test_an_l1_backend_is_never_judged(world: World) -> None:
     world.runtime.health.allowlist = allowlist
     report = await health(world, later=100 * HOUR)
     assert [b["repo"] for b in report["backends"]] == [L2_REPO]
+
+
+async def test_the_canarys_own_state_follows_what_its_jobs_should_conclude(world: World) -> None:
+    """Its `xfail` jobs fail on every push, as they should: the canary is passing, not
+    failing; one that passes where it should fail counts as its failure."""
+    for n in range(3):
+        delivery = await world.push(f"{n + 1:040x}")
+        await finish(world, delivery, "probe-xfail", "failure")
+    states = {b["repo"]: b["state"] for b in (await health(world))["backends"]}
+    assert states[CANARY] == "passing"
+
+    for n in range(3, 6):
+        delivery = await world.push(f"{n + 1:040x}")
+        await finish(world, delivery, "probe-xfail", "success")
+    states = {b["repo"]: b["state"] for b in (await health(world))["backends"]}
+    assert states[CANARY] == "failing"

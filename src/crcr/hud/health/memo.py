@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from crcr.hud.health.canary import CanaryStatus
 from crcr.hud.health.report import HealthReport
@@ -20,6 +21,9 @@ from crcr.hud.health.report import HealthReport
 log = logging.getLogger(__name__)
 
 MAX_AGE = 30.0
+
+AlertsSource = Callable[[int], Awaitable[list[dict[str, Any]]]]
+"""The last `n` alerts raised, newest first (the relay's alert log, SPEC §13)."""
 
 
 class HealthMemo:
@@ -31,8 +35,11 @@ class HealthMemo:
         *,
         max_age: float = MAX_AGE,
         clock: Callable[[], float] = time.monotonic,
+        alerts: AlertsSource | None = None,
     ) -> None:
         self._report = report
+        self.alerts = alerts
+        """The alert log for the alerts page; None: this relay keeps none to show."""
         self._max_age = max_age
         self._clock = clock
         self._status: CanaryStatus | None = None

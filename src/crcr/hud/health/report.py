@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from crcr.hud.health.canary import CanaryStatus, CanaryVerdict
+from crcr.hud.health.nightly import NightlyVerdict
 from crcr.hud.health.states import BackendState
 
 
@@ -29,11 +30,16 @@ class BackendHealth:
 
 @dataclass(frozen=True)
 class HealthReport:
-    """The canary's verdict (None: no canary configured) and every backend's state."""
+    """The canary's verdict (None: no canary configured) and every backend's state.
+
+    `nightly` is the canary's nightly card (its self-reported nightly runs), None without
+    a canary; it is shown beside the probes and does not change `status` (SPEC §13).
+    """
 
     canary: str | None
     verdict: CanaryVerdict | None
     backends: tuple[BackendHealth, ...]
+    nightly: NightlyVerdict | None = None
 
     @property
     def status(self) -> CanaryStatus:
@@ -68,6 +74,7 @@ class HealthReport:
                 {"delivery_id": probe.delivery_id, "dispatched_at": _iso(probe.dispatched_at)}
                 for probe in (verdict.overdue if verdict else ())
             ],
+            "nightly": None if self.nightly is None else _nightly_json(self.nightly),
             "backends": [
                 {
                     "repo": backend.repo,
@@ -77,3 +84,28 @@ class HealthReport:
                 for backend in self.backends
             ],
         }
+
+
+def _nightly_json(nightly: NightlyVerdict) -> dict[str, Any]:
+    """The nightly card: `{"status", "runs": [{"delivery_id", "reported_at", "state"}],
+    "unexpected": [...]}` (crcr's extension of the SPEC §13 document)."""
+    return {
+        "status": str(nightly.status),
+        "runs": [
+            {
+                "delivery_id": judged.run.delivery_id,
+                "reported_at": _iso(judged.run.reported_at),
+                "state": str(judged.state),
+            }
+            for judged in nightly.runs
+        ],
+        "unexpected": [
+            {
+                "delivery_id": job.delivery_id,
+                "job_name": job.job_name,
+                "conclusion": job.conclusion,
+                "expected": job.expected,
+            }
+            for job in nightly.unexpected
+        ],
+    }

@@ -60,12 +60,17 @@ class Silence:
     first_unanswered_dispatch_at: datetime | None
 
 
-def counted(jobs: Sequence[CompletedJob]) -> list[CompletedJob]:
-    """The jobs a state judges, newest first: default-branch or nightly, with a verdict."""
+def counted(
+    jobs: Sequence[CompletedJob], events: frozenset[str] = COUNTED_EVENTS
+) -> list[CompletedJob]:
+    """The jobs a state judges, newest first: default-branch or nightly, with a verdict.
+
+    `events` narrows or widens that (a badge's `?event=`); the relay's own runs never count.
+    """
     kept = [
         job
         for job in jobs
-        if job.event_type in COUNTED_EVENTS and job.conclusion in PASSED | FAILED
+        if job.event_type in events - NEVER_COUNTED_EVENTS and job.conclusion in PASSED | FAILED
     ]
     return sorted(kept, key=lambda job: job.completed_at, reverse=True)
 
@@ -98,6 +103,7 @@ def backend_state(
     now: datetime,
     alert_after: int,
     stale_seconds: float,
+    events: frozenset[str] = COUNTED_EVENTS,
 ) -> BackendState:
     """The backend's state from its recent completed jobs (any order, any event type).
 
@@ -109,7 +115,7 @@ def backend_state(
     """
     if is_stale(silence, now, stale_seconds):
         return BackendState.STALE
-    recent = counted(jobs)
+    recent = counted(jobs, events)
     if not recent:
         return BackendState.NO_DATA
     last = recent[:alert_after]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from crcr.hud.web.pages.alerts import add_alerts_page
 from crcr.hud.web.pages.assets import add_assets
 from crcr.hud.web.pages.backend import add_backend_page
 from crcr.hud.web.pages.find import add_find_page
@@ -32,6 +33,7 @@ PAGES = (
     add_summary_page,
     add_levels_page,
     add_health_page,
+    add_alerts_page,
     add_latency_page,
     add_periodic_page,
     add_pr_page,

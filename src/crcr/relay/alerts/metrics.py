@@ -11,6 +11,6 @@ ALERTS = Counter(
 )
 ALERT_DELIVERIES = Counter(
     "crcr_alert_deliveries_total",
-    "Alert deliveries by sink (webhook, slack) and result (sent, retried, dropped).",
+    "Alert deliveries by sink (webhook, slack, issues) and result (sent, retried, dropped).",
     ["sink", "result"],
 )

@@ -17,6 +17,7 @@ import httpx
 
 from crcr.config.settings import Settings
 from crcr.relay.alerts.alert import SIGNATURE_HEADER, encode, signature, slack_message
+from crcr.relay.alerts.issues import queue_issue
 from crcr.relay.alerts.metrics import ALERT_DELIVERIES
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.stores.roles import RetryQueue
@@ -36,6 +37,8 @@ class AlertSinks:
     webhook_url: str | None
     secret: bytes | None
     slack_url: str | None
+    issues: bool = False
+    """`CRCR_ALERT_ISSUES`: an upstream issue per failing backend (`alerts.issues`)."""
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AlertSinks:
@@ -49,6 +52,7 @@ class AlertSinks:
             secret(settings.alert_webhook),
             None if key is None else key.encode(),
             secret(settings.alert_slack_url),
+            settings.alert_issues,
         )
 
     @property
@@ -75,6 +79,8 @@ async def queue_alert(store: RetryQueue, sinks: AlertSinks, alert_id: str, body:
     """Queue one delivery per configured sink (once: the item id names the alert)."""
     for sink in sinks.names:
         await store.enqueue(ALERT_QUEUE, f"{alert_id}:{sink}", {"sink": sink, "alert": body})
+    if sinks.issues:
+        await queue_issue(store, alert_id, body)
 
 
 def alert_queue_handler(sinks: AlertSinks, http: httpx.AsyncClient) -> QueueHandler:

@@ -19,10 +19,12 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.config.settings import Settings
-from crcr.hud.health.canary import ProbeDispatch, judge_canary
+from crcr.hud.health.abandoned import Abandoned, abandoned
+from crcr.hud.health.canary import JUDGED_PROBES, ProbeDispatch, judge_canary
+from crcr.hud.health.nightly import judge_nightly
 from crcr.hud.health.report import BackendHealth, HealthReport
-from crcr.hud.health.rows import last_reports, probe_jobs, recent_completed_jobs
-from crcr.hud.health.states import CompletedJob, Silence, backend_state
+from crcr.hud.health.rows import last_reports, nightly_runs, probe_jobs, recent_completed_jobs
+from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob, Silence, backend_state
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.audit.entries import DISPATCH
 from crcr.stores.roles import AuditLog, Dispatches
@@ -68,7 +70,7 @@ class HealthAssembler:
         """The document as of now."""
         now = _at(self.clock())
         canary = self.settings.canary_repo
-        verdict = None
+        verdict = nightly = None
         if canary is not None:
             probes = await self._probes(canary)
             ids = [probe.delivery_id for probe in probes]
@@ -76,7 +78,9 @@ class HealthAssembler:
             verdict = judge_canary(
                 probes, jobs, now=now, deadline_seconds=self.settings.canary_deadline
             )
-        return HealthReport(canary, verdict, await self._backends(now))
+            runs = await to_thread.run_sync(nightly_runs, self.engine, canary, JUDGED_PROBES)
+            nightly = judge_nightly(runs)
+        return HealthReport(canary, verdict, await self._backends(now), nightly)
 
     async def _probes(self, canary: str) -> list[ProbeDispatch]:
         entries = await self.store.audit_entries(canary.lower(), limit=AUDIT_READ)
@@ -95,8 +99,12 @@ class HealthAssembler:
         listed = set((await self.allowlist()).repos_at_least(Level.L2))
         repos = sorted(listed | set(reported))
         after = self.settings.alert_after
+        canary = (self.settings.canary_repo or "").lower()
         jobs: list[list[CompletedJob]] = await to_thread.run_sync(
-            lambda: [recent_completed_jobs(self.engine, repo, after) for repo in repos]
+            lambda: [
+                recent_completed_jobs(self.engine, repo, after, canary=repo.lower() == canary)
+                for repo in repos
+            ]
         )
         silences = await asyncio.gather(*(self._silence(r, reported.get(r)) for r in repos))
         return tuple(
@@ -113,6 +121,43 @@ class HealthAssembler:
             )
             for repo, own, silence in zip(repos, jobs, silences, strict=True)
         )
+
+    async def backend(self, repo: str, events: frozenset[str] | None = None) -> BackendHealth:
+        """One backend's health as of now; `events` judges only those jobs (a badge's)."""
+        now = _at(self.clock())
+        judged = COUNTED_EVENTS if events is None else events
+        after = self.settings.alert_after
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        last = next((at for name, at in reported.items() if name.lower() == repo.lower()), None)
+        canary = repo.lower() == (self.settings.canary_repo or "").lower()
+        jobs = await to_thread.run_sync(
+            lambda: recent_completed_jobs(self.engine, repo, after, judged, canary=canary)
+        )
+        silence = await self._silence(repo, last)
+        state = backend_state(
+            jobs,
+            silence,
+            now=now,
+            alert_after=after,
+            stale_seconds=self.settings.stale_seconds,
+            events=judged,
+        )
+        return BackendHealth(repo, state, last)
+
+    async def abandoned(self) -> tuple[datetime, list[Abandoned]]:
+        """The allowlisted backends above L1 stale for 28 days, as of now (SPEC §13)."""
+        now = _at(self.clock())
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        by_lower = {repo.lower(): at for repo, at in reported.items()}
+        repos = (await self.allowlist()).repos_at_least(Level.L2)
+        silences = await asyncio.gather(*(self._silence(r, by_lower.get(r.lower())) for r in repos))
+        found = [abandoned(r, s, now) for r, s in zip(repos, silences, strict=True)]
+        return now, [backend for backend in found if backend is not None]
+
+    async def known_spelling(self, repo: str) -> str | None:
+        """`repo` as the results store spells it, or None when it never reported."""
+        reported = await to_thread.run_sync(last_reports, self.engine)
+        return next((name for name in reported if name.lower() == repo.lower()), None)
 
     async def _silence(self, repo: str, last_report: datetime | None) -> Silence:
         since = 0.0 if last_report is None else last_report.timestamp()

@@ -17,6 +17,7 @@ from typing import Any
 from crcr.github.pull_requests import PullRequests
 from crcr.relay.allowlist.location import GitHubBlobLocation
 from crcr.relay.allowlist.model import Allowlist, Level
+from crcr.relay.levels.abandoned import AbandonedSource, abandonment_proposals
 from crcr.relay.levels.allowlist_edit import AllowlistEditError, move_entry
 from crcr.relay.levels.book import DemotionBook
 from crcr.relay.levels.proposals import Proposal, criteria_table
@@ -84,6 +85,8 @@ class LevelSync:
         self._pulls = pulls
         self._location = location
         self._book = book
+        self.abandoned: AbandonedSource | None = None
+        """Backends stale for 28 days (SPEC §13), proposed for L1; None: not judged."""
 
     async def run(
         self,
@@ -98,6 +101,10 @@ class LevelSync:
         wanted = proposals_for(
             statuses, allowlist, promotions=promotions, device=device, report=report
         )
+        if self.abandoned is not None:  # silence beats criteria: one branch per backend
+            now, found = await self.abandoned()
+            for abandoned in abandonment_proposals(now, found, allowlist, statuses):
+                wanted[abandoned.branch] = abandoned
         if self._book is not None:  # a declined demotion is not proposed again (SPEC §10.2)
             governance, now = await self._book.governance(), self._book.now()
             for branch, proposal in list(wanted.items()):

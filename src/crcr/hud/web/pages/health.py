@@ -38,5 +38,6 @@ def add_health_page(router: APIRouter, site: Site) -> None:
             report=report,
             tones=STATE_TONES,
             api_href="/api/crcr/health",
+            alerts_href=None if memo.alerts is None else f"{site.prefix}/alerts",
             backend_href=site.backend_href,
         )
