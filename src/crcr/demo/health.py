@@ -32,7 +32,7 @@ from crcr.demo.backends import DEGRADING_BACKEND, DemoBackend
 from crcr.demo.servers import EmbeddedServer, bind_socket
 from crcr.hud.component import Hud
 from crcr.hud.health.rows import recent_completed_jobs
-from crcr.relay.alerts.alert import SIGNATURE_HEADER, signature
+from crcr.relay.alerts.alert import SIGNATURE_HEADER, alert_text, signature
 from crcr.sandbox.canary import CANARY_WORKFLOW, CanaryCI
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SandboxIssuer
@@ -53,12 +53,6 @@ def with_canary(backends: Sequence[DemoBackend]) -> tuple[DemoBackend, ...]:
     return (*backends, CANARY_BACKEND)
 
 
-def alert_line(body: dict[str, Any]) -> str:
-    """One alert as the demo prints it."""
-    what = "canary" if body.get("kind") == "canary" else "backend"
-    return f"{what} {body.get('repo')} is {body.get('to')} (was {body.get('from')})"
-
-
 class AlertReceiver:
     """The local sink: checks each alert's signature and keeps its line."""
 
@@ -77,13 +71,13 @@ class AlertReceiver:
             return Response(status_code=401)
         body = json.loads(raw)
         self.alerts.append(body)
-        log.info("demo alert sink: %s", alert_line(body))
+        log.info("demo alert sink: %s", alert_text(body))
         return Response(status_code=204)
 
     @property
     def lines(self) -> tuple[str, ...]:
         """Every alert received, oldest first, one line each."""
-        return tuple(alert_line(body) for body in self.alerts)
+        return tuple(alert_text(body) for body in self.alerts)
 
 
 def passing_push(repo: str, upstream: str, level: str, now: datetime) -> dict[str, Any]:

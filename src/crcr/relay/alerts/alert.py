@@ -71,8 +71,18 @@ def signature(secret: bytes, body: bytes) -> str:
     return "sha256=" + hmac.new(secret, body, hashlib.sha256).hexdigest()
 
 
+def alert_text(body: dict[str, Any]) -> str:
+    """An alert in one line of words: a state's change, or a culprit search's verdict."""
+    if body["kind"] == "culprit":
+        found = body.get("culprit")
+        if found:
+            return f"backend {body['repo']} broke at {str(found)[:12]} ({body['to']})"
+        return f"backend {body['repo']}: the culprit search is {body['to']}"
+    what = "canary" if body["kind"] == CANARY else "backend"
+    return f"{what} {body['repo']} is {body['to']} (was {body['from']})"
+
+
 def slack_message(body: dict[str, Any]) -> dict[str, str]:
     """One line for a Slack-compatible incoming webhook."""
-    what = "canary" if body["kind"] == CANARY else "backend"
     link = f" <{body['url']}|details>" if body.get("url") else ""
-    return {"text": f"crcr: {what} {body['repo']} is {body['to']} (was {body['from']}){link}"}
+    return {"text": f"crcr: {alert_text(body)}{link}"}
