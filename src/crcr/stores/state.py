@@ -16,6 +16,7 @@ from typing import Protocol
 from crcr.stores.roles import (
     AllowlistStamp,
     AuditLog,
+    BudgetSlots,
     Caches,
     Deadlines,
     Demotions,
@@ -70,6 +71,7 @@ class StateStore(
     LeaderLock,
     AllowlistStamp,
     AuditLog,
+    BudgetSlots,
     Protocol,
 ):
     """Everything the relay keeps between requests (SPEC §4, §5, §7): every role at once.

@@ -27,6 +27,7 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from crcr.relay.allowlist.budget_fields import BUDGET_FIELDS, NO_BUDGET, EntryBudget, read_budget
 from crcr.relay.allowlist.devices import entry_device
 from crcr.relay.allowlist.syntax import (
     LABEL_PREFIX,
@@ -59,7 +60,7 @@ __all__ = [
 EVENTS = frozenset({"pull_request", "nightly"})
 
 _TOP_LEVEL_KEYS = ("L1", "L2", "L3", "L4", "buildkite_repos")
-_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref", "device")
+_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref", "device", *BUDGET_FIELDS)
 
 
 class Level(enum.IntEnum):
@@ -88,6 +89,8 @@ class AllowlistEntry:
     oncalls: tuple[str, ...] = ()
     events: frozenset[str] = EVENTS
     constraints: TokenConstraints = field(default_factory=lambda: TokenConstraints())
+    budget: EntryBudget = NO_BUDGET
+    """SPEC §15: its concurrency cap and path filters (crcr.relay.allowlist.budget_fields)."""
 
 
 @dataclass(frozen=True)
@@ -279,11 +282,14 @@ class _Validator:
         oncalls, events = self.metadata(level.name, where, raw_oncalls)
         constraints = self.constraints(level.name, where, raw_oncalls)
         named = raw_oncalls.get("device") if isinstance(raw_oncalls, dict) else None
+        budget = read_budget(raw_oncalls, lambda message: self.problem(level.name, where, message))
         if repo is not None:
             device, trouble = entry_device(level, repo, device, named)
             if trouble is not None:
                 self.problem(level.name, where, trouble)
-            self.entries.append(AllowlistEntry(repo, level, device, oncalls, events, constraints))
+            self.entries.append(
+                AllowlistEntry(repo, level, device, oncalls, events, constraints, budget)
+            )
 
     def repo(self, level: str, where: tuple[int | str, ...], raw: object) -> str | None:
         if not isinstance(raw, str):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from crcr.stores.redis.audit import RedisAudit
+from crcr.stores.redis.budget_slots import RedisBudgetSlots
 from crcr.stores.redis.caches import RedisCaches
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.demotions import RedisDemotions
@@ -28,6 +29,7 @@ class RedisStateStore(
     RedisDemotions,
     RedisGovernance,
     RedisAudit,
+    RedisBudgetSlots,
     RedisSchema,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.

@@ -9,6 +9,7 @@ declared beside it.
 from __future__ import annotations
 
 from crcr.stores.roles.audit import AllowlistStamp, AuditLog
+from crcr.stores.roles.budget_slots import BudgetSlots
 from crcr.stores.roles.caches import Caches, Flags, JobSummaries
 from crcr.stores.roles.deadlines import Deadlines
 from crcr.stores.roles.demotions import Demotions
@@ -24,6 +25,7 @@ from crcr.stores.roles.rate_limit import RateLimiter
 __all__ = [
     "AllowlistStamp",
     "AuditLog",
+    "BudgetSlots",
     "Caches",
     "Deadlines",
     "Demotions",
