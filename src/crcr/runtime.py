@@ -28,6 +28,8 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.budgets.cap import DispatchCap
+from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
@@ -173,6 +175,9 @@ async def open_runtime(
         sync=level_sync(github, source.location, demotions),
     )
     governance = level_governance(settings, demotions, audit, source.location)
+    cap = DispatchCap(
+        store, fanout, source.get, hold_for=settings.zombie_timeout, ttl=settings.status_ttl
+    )
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -186,6 +191,7 @@ async def open_runtime(
         rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
         pull_request_seen=governance.pull_request_seen,
+        budget=BudgetGate.on_github(cap, source.get, github),
     )
     callback = CallbackDeps(
         store=store,
@@ -196,7 +202,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted, confirmer.on_accepted],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted, cap.on_job],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
         clock=clock,
@@ -224,14 +230,15 @@ async def open_runtime(
             **confirmer.queue_handlers,
             ALERT_QUEUE: alert_queue_handler(sinks, http),
         },
-        on_finalised=[checks.on_accepted, confirmer.on_accepted],
+        on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job],
         deadline_handlers=checks.deadline_handlers,
-        extra_steps=[levels, probes],
+        extra_steps=[levels, probes, cap.refill],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
         clock=clock,
     )
     forwarder.on_queued = sweeper.nudge
+    cap.nudge = sweeper.nudge
     alerts = None
     if health_memo is not None:
         alerts = AlertWatch(

@@ -26,6 +26,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from crcr.config.budget_settings import BudgetSettings
 from crcr.config.config_text import load_json_or_file
 from crcr.config.health_settings import HealthSettings
 from crcr.config.level_criteria import LevelCriteria, level_criteria_from, parse_level_criteria
@@ -174,8 +175,8 @@ def _validated_issuers(entries: Any) -> list[OidcIssuer]:
     return issuers
 
 
-class Settings(HealthSettings):
-    """Every `CRCR_*` setting of SPEC §2 (and §13's, inherited), validated at start-up."""
+class Settings(HealthSettings, BudgetSettings):
+    """Every `CRCR_*` setting of SPEC §2 (and §13's and §15's, inherited), validated at start-up."""
 
     model_config = SettingsConfigDict(env_prefix="CRCR_", frozen=True, extra="ignore")
 

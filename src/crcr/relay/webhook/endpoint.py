@@ -12,6 +12,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from crcr.relay.allowlist.source import AllowlistUnavailable
+from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
@@ -68,6 +69,9 @@ class WebhookDeps:
     # SPEC §10.2 (crcr.relay.levels.governance): a demotion pull request closed unmerged
     # declines the demotion, whatever the event routes to afterwards.
     pull_request_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
+    # SPEC §15 (crcr.relay.budgets.gate): capped backends wait for a slot, path-filtered
+    # ones a PR does not touch are skipped.
+    budget: BudgetGate | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -197,6 +201,19 @@ async def _fan_out(
         for repo in allowlist.dispatch_targets()
         if event != "pull_request" or "pull_request" in allowlist.events_of(repo)
     ]
+    budgeted: dict[str, list[str]] = {}
+    if deps.budget is not None:
+        rationed = await deps.budget.ration(
+            delivery_id=delivery_id,
+            context=decision.context,
+            client_payload=client_payload.value,
+            trimmed=client_payload.trimmed,
+            repos=repos,
+        )
+        repos = rationed.send_now
+        budgeted = {
+            k: v for k, v in (("waiting", rationed.waiting), ("skipped", rationed.skipped)) if v
+        }
     outcomes = await dispatch_to_downstreams(
         deps.fanout,
         delivery_id=delivery_id,
@@ -205,6 +222,8 @@ async def _fan_out(
         trimmed=client_payload.trimmed,
         repos=repos,
     )
+    if deps.budget is not None and any(o.result is Result.FAILED for o in outcomes):
+        await deps.budget.settle(delivery_id, outcomes)
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]
     failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]
@@ -231,6 +250,7 @@ async def _fan_out(
         failed=failed,
         duplicate=duplicates,
         trimmed=client_payload.trimmed,
+        **budgeted,
     )
 
 
