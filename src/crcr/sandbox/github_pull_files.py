@@ -46,7 +46,7 @@ def set_pull_files(
 def _diff_entry(api: str, web: str, full_name: str, head_sha: str, filename: str) -> dict[str, Any]:
     path = quote(filename)
     return {
-        "sha": hashlib.sha1(f"{head_sha}:{filename}".encode()).hexdigest(),
+        "sha": hashlib.sha256(f"{head_sha}:{filename}".encode()).hexdigest()[:40],
         "filename": filename,
         "status": "modified",
         "additions": 1,
