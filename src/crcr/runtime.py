@@ -28,6 +28,7 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
@@ -178,6 +179,9 @@ async def open_runtime(
     cap = DispatchCap(
         store, fanout, source.get, hold_for=settings.zombie_timeout, ttl=settings.status_ttl
     )
+    rerunner = Rerunner(github, source.get, settings.upstream_repo)
+    buttons = Buttons(rerunner.handle, store, settings.upstream_repo, clock=clock)
+    checks.oncall.snoozed = buttons.snoozed
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -188,7 +192,7 @@ async def open_runtime(
         fanout=fanout,
         flags=store,
         backfill_checks=checks.backfill,
-        rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
+        rerequest=buttons.handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
         pull_request_seen=governance.pull_request_seen,
         budget=BudgetGate.on_github(cap, source.get, github),

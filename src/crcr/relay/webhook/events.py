@@ -67,8 +67,8 @@ def route_event(
         return _route_pull_request(payload, upstream_repo)
     if event == "push":
         return _route_push(payload, upstream_repo, push_branches)
-    if payload.get("action") == "rerequested":
-        return Rerequest(event)
+    if payload.get("action") in ("rerequested", "requested_action"):
+        return Rerequest(event)  # a pressed check-run button too (SPEC §15)
     return Ignore(f"{event} action {payload.get('action')!r} is not relayed")
 
 
