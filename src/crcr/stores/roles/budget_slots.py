@@ -20,7 +20,8 @@ class SlotChange:
     admitted: tuple[Mapping[str, Any], ...] = ()
     """The payloads (as joined) of the dispatches that now hold a slot and must be sent."""
     replaced: tuple[Mapping[str, Any], ...] = ()
-    """Waiting payloads a newer one of the same place took over (never sent)."""
+    """Waiting payloads taken out of line unsent: replaced by a newer one at the same
+    place, or (`leave_pool`) the leaver's own."""
 
 
 @dataclass(frozen=True)
