@@ -165,6 +165,7 @@ def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
             health=lambda: app.state.runtime.health_memo,
+            budgets=lambda: getattr(app.state.runtime.budget_board, "shown", None),
             upstream_repo=settings.upstream_repo,
             github_web=github_web,
         )

@@ -28,6 +28,7 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.budgets.board import BudgetBoard
 from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
@@ -81,6 +82,7 @@ class Runtime:
     health_memo: HealthMemo | None = None
     alerts: AlertWatch | None = None
     probes: ProbeSender | None = None
+    budget_board: BudgetBoard | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -277,6 +279,7 @@ async def open_runtime(
         health_memo=health_memo,
         alerts=alerts,
         probes=probes,
+        budget_board=BudgetBoard(store, source.get),
         _closers=closers,
     )
 

@@ -24,6 +24,7 @@ from crcr.hud.health.memo import HealthMemo
 from crcr.hud.levels.providers import DemotionLookup, GovernanceLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
+from crcr.hud.web.budget_view import BudgetLookup
 from crcr.hud.write.ingest import HudIngestor
 from crcr.web.http_wire import add_wire_middleware
 from crcr.web.security_headers import SecurityHeaders
@@ -44,6 +45,7 @@ def hud_app(
     governance_lookup: GovernanceLookup | None = None,
     live_seconds: float = 15.0,
     health: HealthMemo | None = None,
+    budgets: BudgetLookup | None = None,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
@@ -65,6 +67,7 @@ def hud_app(
             lambda: app.state.hud.queries,
             levels=lambda: app.state.hud.levels,
             health=None if health is None else lambda: health,
+            budgets=None if budgets is None else lambda: budgets,
             upstream_repo="pytorch/pytorch",
             per_page=per_page,
             live_seconds=live_seconds,
@@ -134,6 +137,7 @@ def seeded_hud(
     demotion_lookup: DemotionLookup | None = None,
     governance_lookup: GovernanceLookup | None = None,
     health: HealthMemo | None = None,
+    budgets: BudgetLookup | None = None,
 ) -> Iterator[str]:
     """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
     engine = create_results_engine(f"sqlite:///{database}")
@@ -146,6 +150,7 @@ def seeded_hud(
             demotion_lookup=demotion_lookup,
             governance_lookup=governance_lookup,
             health=health,
+            budgets=budgets,
         )
         with LiveServer(app) as server:
             with httpx.Client(base_url=server.url) as client:

@@ -14,6 +14,7 @@ from tests.relay.budgets.budget_world import CAPPED, OPEN, Budgeted, dispatched_
 from tests.relay.callback_harness import StoreOpener
 from tests.relay.checks_harness import sandbox_app
 
+from crcr.hud.web.budget_view import BudgetShown
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.oidc_issuer import SigningKey
 from crcr.stores.roles.budget_slots import PoolView
@@ -42,6 +43,9 @@ async def test_cap_one_sends_three_prs_one_at_a_time_in_order_across_a_restart(
         pool = await first.runtime.store.pool_view(CAPPED.lower())
         assert len(pool.running) == 1
         assert [place for place, _ in pool.waiting] == ["pytorch/pytorch#2", "pytorch/pytorch#3"]
+        assert first.runtime.budget_board is not None
+        assert await first.runtime.budget_board.shown(CAPPED) == BudgetShown(1, 1, 2)
+        assert await first.runtime.budget_board.shown(OPEN) is None
 
     async with relay.instance() as restarted:  # every instance went away; the line did not
         for number in (1, 2):
@@ -55,6 +59,9 @@ async def test_cap_one_sends_three_prs_one_at_a_time_in_order_across_a_restart(
         view = await restarted.runtime.store.pool_view(CAPPED.lower())
         assert view == PoolView(running=view.running, waiting=[])
         assert len(view.running) == 1
+        page = await restarted.client.get(f"/crcr/{CAPPED}")  # the backend page (SPEC §15)
+        assert page.status_code == 200
+        assert "data-running>1 of 1</strong> running · <span data-waiting>0 waiting" in page.text
 
 
 async def test_a_slot_waits_for_every_job_that_reported_on_the_dispatch(

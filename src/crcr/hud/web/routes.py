@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from crcr.hud.web.budget_view import BudgetSource
 from crcr.hud.web.pages.assets import add_assets
 from crcr.hud.web.pages.backend import add_backend_page
 from crcr.hud.web.pages.find import add_find_page
@@ -38,6 +39,7 @@ def pages_router(
     *,
     levels: LevelsSource | None = None,
     health: HealthSource | None = None,
+    budgets: BudgetSource | None = None,
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
@@ -59,6 +61,7 @@ def pages_router(
     router = APIRouter(tags=["hud pages"], include_in_schema=False)
     site = Site(queries, levels, upstream_repo, prefix, per_page, live_seconds, health=health)
     site.github_web = github_web
+    site.budgets = budgets  # SPEC §15: a capped backend's running / waiting
     for add_page in PAGES:
         add_page(router, site)
     return router
