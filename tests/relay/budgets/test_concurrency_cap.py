@@ -83,6 +83,28 @@ async def test_a_slot_waits_for_every_job_that_reported_on_the_dispatch(
         assert dispatched_prs(world, CAPPED) == [1, 2]
 
 
+async def test_a_pr_closed_while_it_waits_is_never_sent(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> None:
+    relay = Budgeted(opener, tmp_path, sandbox_app, signing_key)
+    async with relay.instance() as world:
+        first, _ = await open_pr(world, 1, SHAS[1])
+        await open_pr(world, 2, SHAS[2])
+        await open_pr(world, 3, SHAS[3])
+
+        _, answer = await open_pr(world, 2, SHAS[2], "closed")
+        assert CAPPED in answer["dispatched"]  # the close itself is relayed, never held back
+        await world.report(CAPPED, first, "in_progress")
+        await world.report(CAPPED, first, "completed", "success")
+        await world.settle()
+
+        sent = world.sandbox.dispatches(CAPPED)
+        assert [
+            (d.client_payload["payload"]["action"], d.client_payload["payload"]["number"])
+            for d in sent
+        ] == [("opened", 1), ("closed", 2), ("opened", 3)]
+
+
 async def test_a_newer_head_of_a_waiting_pr_takes_its_place_and_the_older_is_never_sent(
     opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
 ) -> None:

@@ -118,6 +118,7 @@ class DispatchCap:
         are handed to the dispatch queue, each with its own payload.
         """
         if waiting.context.action in UNRATIONED_ACTIONS:
+            await self._drop_closed(allowlist, waiting, repos)
             return list(repos), []
         send_now: list[str] = []
         held_back: list[str] = []
@@ -143,6 +144,23 @@ class DispatchCap:
                 held_back.append(repo)
             await self._send([w for w in admitted if w.delivery_id != waiting.delivery_id])
         return send_now, held_back
+
+    async def _drop_closed(
+        self, allowlist: Allowlist, closing: Waiting, repos: Sequence[str]
+    ) -> None:
+        """A closed PR's head still waiting for a slot is taken out of line, never sent."""
+        place = place_of(closing.context, closing.delivery_id)
+        for repo in repos:
+            entry = allowlist.entry(repo)
+            if entry is None or entry.budget.max_concurrent is None:
+                continue
+            view = await self._store.pool_view(pool_of(repo))
+            for waiting_place, payload in view.waiting:
+                if waiting_place == place:
+                    holder = str(payload["delivery_id"])
+                    await self._admitted(
+                        await self._store.leave_pool(pool_of(repo), holder, self.terms(entry))
+                    )
 
     async def on_job(self, event: JobTransitioned) -> None:
         """A hook on every job transition: a finished job may free its dispatch's slot."""
