@@ -32,6 +32,7 @@ from crcr.relay.budgets.board import BudgetBoard
 from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
+from crcr.relay.budgets.merge_queue import MergeQueue
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
@@ -181,6 +182,16 @@ async def open_runtime(
     cap = DispatchCap(
         store, fanout, source.get, hold_for=settings.zombie_timeout, ttl=settings.status_ttl
     )
+    merge_queue = MergeQueue(
+        store,
+        github,
+        settings.upstream_repo,
+        deadline=settings.merge_queue_deadline,
+        ttl=settings.status_ttl,
+        clock=clock,
+    )
+    gate = BudgetGate.on_github(cap, source.get, github)
+    gate.merge_queue = merge_queue
     rerunner = Rerunner(github, source.get, settings.upstream_repo)
     buttons = Buttons(rerunner.handle, store, settings.upstream_repo, clock=clock)
     checks.oncall.snoozed = buttons.snoozed
@@ -197,7 +208,8 @@ async def open_runtime(
         rerequest=buttons.handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
         pull_request_seen=governance.pull_request_seen,
-        budget=BudgetGate.on_github(cap, source.get, github),
+        budget=gate,
+        merge_group_seen=merge_queue.destroyed,
     )
     callback = CallbackDeps(
         store=store,
@@ -208,7 +220,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted, confirmer.on_accepted, cap.on_job],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
         clock=clock,
@@ -236,8 +248,8 @@ async def open_runtime(
             **confirmer.queue_handlers,
             ALERT_QUEUE: alert_queue_handler(sinks, http),
         },
-        on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job],
-        deadline_handlers=checks.deadline_handlers,
+        on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
+        deadline_handlers={**checks.deadline_handlers, **merge_queue.deadline_handlers},
         extra_steps=[levels, probes, cap.refill],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},

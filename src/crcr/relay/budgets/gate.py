@@ -15,9 +15,11 @@ from crcr.github.client import GitHubClient
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.budgets.cap import DispatchCap, Waiting
 from crcr.relay.budgets.entries import budgeted_entries
+from crcr.relay.budgets.merge_queue import EVENT as MERGE_GROUP
+from crcr.relay.budgets.merge_queue import MergeQueue, l4_only
 from crcr.relay.budgets.paths import changed_files, wants_files
 from crcr.relay.jobs.dispatch import UpstreamContext
-from crcr.relay.webhook.fanout import DispatchOutcome
+from crcr.relay.webhook.fanout import DispatchOutcome, Result
 
 PATH_JUDGED_ACTIONS = frozenset({"opened", "synchronize", "reopened"})
 """Pull request actions whose head's files decide whether a path-filtered backend runs."""
@@ -45,6 +47,8 @@ class BudgetGate:
         files: ChangedFiles,
     ) -> None:
         self.cap = cap
+        self.merge_queue: MergeQueue | None = None
+        """SPEC §15's merge queue (check runs and deadlines), once wired."""
         self._allowlist = allowlist
         self._files = files
 
@@ -70,6 +74,8 @@ class BudgetGate:
     ) -> Rationed:
         """Split this event's targets (`repos`, in fan-out order)."""
         allowlist = await self._allowlist()
+        if context.event_type == MERGE_GROUP:
+            repos = l4_only(allowlist, repos)
         budgeted = budgeted_entries(allowlist)
         if not budgeted or not any(repo.lower() in budgeted for repo in repos):
             return Rationed(list(repos), [], [])
@@ -78,9 +84,15 @@ class BudgetGate:
         send_now, held_back = await self.cap.ration(allowlist, waiting, targets)
         return Rationed(send_now, held_back, skipped)
 
-    async def settle(self, delivery_id: str, outcomes: Sequence[DispatchOutcome]) -> None:
-        """After the fan-out: refused dispatches give their slots back."""
-        await self.cap.settle(delivery_id, outcomes)
+    async def settle(
+        self, delivery_id: str, context: UpstreamContext, outcomes: Sequence[DispatchOutcome]
+    ) -> None:
+        """After the fan-out: refused dispatches give their slots back; a merge group's
+        backends get their check runs and deadlines."""
+        if any(o.result is Result.FAILED for o in outcomes):
+            await self.cap.settle(delivery_id, outcomes)
+        if context.event_type == MERGE_GROUP and self.merge_queue is not None:
+            await self.merge_queue.dispatched(delivery_id, context, outcomes)
 
     async def _judge_paths(
         self, allowlist: Allowlist, context: UpstreamContext, repos: Sequence[str]

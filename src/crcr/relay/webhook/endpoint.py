@@ -72,6 +72,8 @@ class WebhookDeps:
     # SPEC §15 (crcr.relay.budgets.gate): capped backends wait for a slot, path-filtered
     # ones a PR does not touch are skipped.
     budget: BudgetGate | None = None
+    # SPEC §15 (crcr.relay.budgets.merge_queue): a destroyed merge group closes its records.
+    merge_group_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -145,10 +147,7 @@ async def _handle(
     if not isinstance(payload, dict):
         return _refuse(400, event, "bad_request", "body is not a JSON object")
 
-    if event == "push" and deps.allowlist_pushed is not None:
-        await deps.allowlist_pushed(payload)
-    if event == "pull_request" and deps.pull_request_seen is not None:
-        await deps.pull_request_seen(payload)
+    await _observe(deps, event, payload)
     decision = route_event(
         event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
     )
@@ -164,6 +163,17 @@ async def _handle(
     if not isinstance(decision, Dispatch):
         return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
     return await _fan_out(deps, event, delivery_id, decision, payload)
+
+
+async def _observe(deps: WebhookDeps, event: str, payload: dict[str, Any]) -> None:
+    """What some events change whatever they route to: the allowlist's stamp (a push),
+    a declined demotion (a closed pull request), a destroyed merge group."""
+    if event == "push" and deps.allowlist_pushed is not None:
+        await deps.allowlist_pushed(payload)
+    if event == "pull_request" and deps.pull_request_seen is not None:
+        await deps.pull_request_seen(payload)
+    if event == "merge_group" and deps.merge_group_seen is not None:
+        await deps.merge_group_seen(payload)
 
 
 async def _label_device(deps: WebhookDeps, event: str, decision: LabelDevice) -> JSONResponse:
@@ -222,8 +232,8 @@ async def _fan_out(
         trimmed=client_payload.trimmed,
         repos=repos,
     )
-    if deps.budget is not None and any(o.result is Result.FAILED for o in outcomes):
-        await deps.budget.settle(delivery_id, outcomes)
+    if deps.budget is not None:
+        await deps.budget.settle(delivery_id, decision.context, outcomes)
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]
     failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]
