@@ -17,6 +17,7 @@ from tests.relay.checks_harness import sandbox_app
 from crcr.hud.web.budget_view import BudgetShown
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.oidc_issuer import SigningKey
+from crcr.sandbox.webhooks import merge_group_event
 from crcr.stores.roles.budget_slots import PoolView
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
@@ -125,3 +126,20 @@ async def test_a_newer_head_of_a_waiting_pr_takes_its_place_and_the_older_is_nev
         assert heads == [SHAS[1], newer]
         waiting = (await world.runtime.store.pool_view(CAPPED.lower())).waiting
         assert [place for place, _ in waiting] == ["pytorch/pytorch#3"]
+
+
+async def test_a_merge_group_never_waits_behind_the_cap(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> None:
+    relay = Budgeted(opener, tmp_path, sandbox_app, signing_key)
+    async with relay.instance() as world:
+        await open_pr(world, 1, SHAS[1])  # the only slot is taken
+
+        group = merge_group_event(head_sha="9e" * 20)
+        response = await world.webhook("merge_group", group)
+
+        assert response.json()["dispatched"] == [CAPPED]  # L4 alone, at once
+        assert [d.event_type for d in world.sandbox.dispatches(CAPPED)] == [
+            "pull_request",
+            "merge_group",
+        ]

@@ -75,7 +75,8 @@ class BudgetGate:
         """Split this event's targets (`repos`, in fan-out order)."""
         allowlist = await self._allowlist()
         if context.event_type == MERGE_GROUP:
-            repos = l4_only(allowlist, repos)
+            # L4 alone, and never behind a cap: the merge queue waits on its check run.
+            return Rationed(l4_only(allowlist, repos), [], [])
         budgeted = budgeted_entries(allowlist)
         if not budgeted or not any(repo.lower() in budgeted for repo in repos):
             return Rationed(list(repos), [], [])
