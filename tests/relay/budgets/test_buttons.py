@@ -16,12 +16,14 @@ from tests.github_description import mismatches
 from tests.relay import callback_harness
 from tests.relay.callback_harness import Clock, StoreOpener
 from tests.relay.checks_harness import (
+    HEAD_SHA,
     L4_REPO,
     PR_NUMBER,
     UPSTREAM,
     World,
     installed_sandbox,
     open_world,
+    run_url,
     sandbox_app,
 )
 
@@ -112,10 +114,14 @@ async def test_snooze_keeps_the_oncall_comment_off_the_pr_for_24_hours(
     world: World, clock: Clock
 ) -> None:
     delivery = await world.pull_request()
-    await world.report(L4_REPO, delivery, "in_progress", job="build", run_id=RUN_ID)
-    await world.settle()
-
-    answer = await _press(world, world.latest(f"crcr/{L4_REPO}/ci/build"), "snooze-24h")
+    build = {  # the check run GitHub shows for a job of this PR, as crcr names it
+        "id": 1,
+        "name": f"crcr/{L4_REPO}/ci/build",
+        "head_sha": HEAD_SHA,
+        "external_id": f"{RUN_ID}:{PR_NUMBER}",
+        "details_url": run_url(L4_REPO, RUN_ID),
+    }
+    answer = await _press(world, build, "snooze-24h")
     assert answer["snoozed"]["repo"] == L4_REPO
     assert answer["snoozed"]["pr_number"] == PR_NUMBER
 

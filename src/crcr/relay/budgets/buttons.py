@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from crcr.relay.budgets.button_actions import RERUN_FAILED, SNOOZE, SNOOZE_SECONDS, SNOOZES
+from crcr.relay.checks.check_actions import RERUN_FAILED, SNOOZE, SNOOZE_SECONDS, SNOOZES
 from crcr.relay.checks.check_runs import CHECK_NAME_PREFIX
 from crcr.stores.roles import Caches
 from crcr.web.error_bodies import error_body

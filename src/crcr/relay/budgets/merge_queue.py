@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubError
 from crcr.relay.allowlist.model import Allowlist, Level
 from crcr.relay.jobs.dispatch import DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
@@ -87,14 +88,23 @@ class MergeQueue:
             await self._store.track_deadline(
                 f"{DEADLINE_PREFIX}{delivery_id}:{repo}", self._clock() + self._deadline
             )
-            await self._check_run(
-                repo,
-                context.head_sha,
-                "in_progress",
-                None,
-                "In progress",
-                f"{repo} is checking this merge group.",
-            )
+            try:
+                await self._check_run(
+                    repo,
+                    context.head_sha,
+                    "in_progress",
+                    None,
+                    "In progress",
+                    f"{repo} is checking this merge group.",
+                )
+            except GitHubError as exc:
+                # The deadline still concludes it; GitHub's fault, not the dispatch's.
+                log.warning(
+                    "merge group check run for %s not created: %s",
+                    repo,
+                    exc,
+                    extra={"delivery_id": delivery_id, "repo": repo},
+                )
 
     async def on_job(self, event: JobTransitioned) -> None:
         """A hook on job transitions: a merge group's first completed job concludes."""

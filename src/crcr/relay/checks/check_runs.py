@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crcr.relay.allowlist.model import Level, check_run_label
-from crcr.relay.budgets.button_actions import CHECK_RUN_ACTIONS
+from crcr.relay.checks.check_actions import CHECK_RUN_ACTIONS
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
 from crcr.relay.jobs.job import Job

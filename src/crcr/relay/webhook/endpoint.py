@@ -12,12 +12,12 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
 from crcr.relay.allowlist.source import AllowlistUnavailable
-from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
+from crcr.relay.webhook.rationing import FanOutBudget
 from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
 from crcr.stores.roles import Flags
 from crcr.stores.state import StateStoreUnavailable
@@ -71,7 +71,7 @@ class WebhookDeps:
     pull_request_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
     # SPEC §15 (crcr.relay.budgets.gate): capped backends wait for a slot, path-filtered
     # ones a PR does not touch are skipped.
-    budget: BudgetGate | None = None
+    budget: FanOutBudget | None = None
     # SPEC §15 (crcr.relay.budgets.merge_queue): a destroyed merge group closes its records.
     merge_group_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
 

@@ -1,7 +1,7 @@
 """The buttons crcr puts on its L3/L4 check runs (SPEC §15), as GitHub's `actions`.
 
-Apart from `buttons` (which answers the presses) so that the check-run body can carry
-them without importing the webhook side.
+Here, with the check-run body that carries them; `crcr.relay.budgets.buttons` answers
+the presses.
 """
 
 from __future__ import annotations
