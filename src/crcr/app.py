@@ -171,6 +171,7 @@ def _mount_hud(app: FastAPI, settings: Settings, github_web: str) -> None:
             levels=lambda: app.state.hud.levels,
             health=lambda: app.state.runtime.health_memo,
             culprits=culprit_lookup(lambda: app.state.runtime.store),
+            budgets=lambda: getattr(app.state.runtime.budget_board, "shown", None),
             upstream_repo=settings.upstream_repo,
             github_web=github_web,
         )

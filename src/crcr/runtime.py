@@ -29,6 +29,11 @@ from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.allowlist.revocation import push_hook
 from crcr.relay.allowlist.source import AllowlistSource
 from crcr.relay.audit.trail import AuditTrail
+from crcr.relay.budgets.board import BudgetBoard
+from crcr.relay.budgets.buttons import Buttons
+from crcr.relay.budgets.cap import DispatchCap
+from crcr.relay.budgets.gate import BudgetGate
+from crcr.relay.budgets.merge_queue import MergeQueue
 from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
@@ -84,6 +89,7 @@ class Runtime:
     probes: ProbeSender | None = None
     culprits: CulpritFinder | None = None
     aa: AaSender | None = None
+    budget_board: BudgetBoard | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -179,6 +185,22 @@ async def open_runtime(
         sync=level_sync(github, source.location, demotions),
     )
     governance = level_governance(settings, demotions, audit, source.location)
+    cap = DispatchCap(
+        store, fanout, source.get, hold_for=settings.zombie_timeout, ttl=settings.status_ttl
+    )
+    merge_queue = MergeQueue(
+        store,
+        github,
+        settings.upstream_repo,
+        deadline=settings.merge_queue_deadline,
+        ttl=settings.status_ttl,
+        clock=clock,
+    )
+    gate = BudgetGate.on_github(cap, source.get, github)
+    gate.merge_queue = merge_queue
+    rerunner = Rerunner(github, source.get, settings.upstream_repo)
+    buttons = Buttons(rerunner.handle, store, settings.upstream_repo, clock=clock)
+    checks.oncall.snoozed = buttons.snoozed
     secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret else ""
     webhook = WebhookDeps(
         secret=secret.encode(),
@@ -189,9 +211,11 @@ async def open_runtime(
         fanout=fanout,
         flags=store,
         backfill_checks=checks.backfill,
-        rerequest=Rerunner(github, source.get, settings.upstream_repo).handle,
+        rerequest=buttons.handle,
         allowlist_pushed=push_hook(source, settings.upstream_repo),
         pull_request_seen=governance.pull_request_seen,
+        budget=gate,
+        merge_group_seen=merge_queue.destroyed,
     )
     callback = CallbackDeps(
         store=store,
@@ -202,7 +226,7 @@ async def open_runtime(
         # One attempt: the reporter is waiting (LOOKUP_BUDGET), and a report GitHub
         # could not confirm is kept, marked unverified.
         commit_exists=functools.partial(github.commit_exists, max_retries=0),
-        on_accepted=[checks.on_accepted, confirmer.on_accepted],
+        on_accepted=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
         clock=clock,
@@ -239,14 +263,15 @@ async def open_runtime(
                 IssueSink(github, settings.upstream_repo, source.get, store)
             ),
         },
-        on_finalised=[checks.on_accepted, confirmer.on_accepted],
-        deadline_handlers=checks.deadline_handlers,
-        extra_steps=[levels, probes],
+        on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
+        deadline_handlers={**checks.deadline_handlers, **merge_queue.deadline_handlers},
+        extra_steps=[levels, probes, cap.refill],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
         clock=clock,
     )
     forwarder.on_queued = sweeper.nudge
+    cap.nudge = sweeper.nudge
     alerts = None
     if health_memo is not None:
         alerts = AlertWatch(
@@ -301,6 +326,7 @@ async def open_runtime(
         probes=probes,
         culprits=culprits,
         aa=aa,
+        budget_board=BudgetBoard(store, source.get),
         _closers=closers,
     )
 

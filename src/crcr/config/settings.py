@@ -26,6 +26,7 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from crcr.config.budget_settings import BudgetSettings
 from crcr.config.config_text import load_json_or_file
 from crcr.config.culprit_settings import CulpritSettings
 from crcr.config.health_settings import HealthSettings
@@ -175,8 +176,8 @@ def _validated_issuers(entries: Any) -> list[OidcIssuer]:
     return issuers
 
 
-class Settings(HealthSettings, CulpritSettings):
-    """Every `CRCR_*` setting of SPEC §2 (and §13's, inherited), validated at start-up."""
+class Settings(HealthSettings, CulpritSettings, BudgetSettings):
+    """Every `CRCR_*` setting of SPEC §2 (§13, §14 and §15's inherited), checked at start-up."""
 
     model_config = SettingsConfigDict(env_prefix="CRCR_", frozen=True, extra="ignore")
 

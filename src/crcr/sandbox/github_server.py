@@ -12,6 +12,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Mount
 
 from crcr.sandbox import (
+    github_pull_files,
     github_routes_app,
     github_routes_checks,
     github_routes_compare,
@@ -47,6 +48,7 @@ def create_github_api(github: SandboxGitHub) -> Starlette:
             *github_routes_pulls.ROUTES,
             *github_routes_compare.ROUTES,
             *github_routes_issues.ROUTES,
+            *github_pull_files.ROUTES,
         ],
         middleware=[Middleware(TrafficMiddleware, github=github)],
         exception_handlers={ApiError: _api_error, HTTPException: _http_error},

@@ -17,6 +17,7 @@ from crcr.stores.roles import (
     AllowlistStamp,
     AuditLog,
     Bisections,
+    BudgetSlots,
     Caches,
     Deadlines,
     Demotions,
@@ -74,6 +75,7 @@ class StateStore(
     AllowlistStamp,
     AuditLog,
     Bisections,
+    BudgetSlots,
     Protocol,
 ):
     """Everything the relay keeps between requests (SPEC §4, §5, §7): every role at once.

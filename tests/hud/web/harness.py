@@ -24,6 +24,7 @@ from crcr.hud.health.memo import HealthMemo
 from crcr.hud.levels.providers import DemotionLookup, GovernanceLookup
 from crcr.hud.queries import HudQueries
 from crcr.hud.web import pages_router
+from crcr.hud.web.budget_view import BudgetLookup
 from crcr.hud.web.pages.site import CulpritsSource
 from crcr.hud.write.ingest import HudIngestor
 from crcr.web.http_wire import add_wire_middleware
@@ -46,6 +47,7 @@ def hud_app(
     live_seconds: float = 15.0,
     health: HealthMemo | None = None,
     culprits: CulpritsSource | None = None,
+    budgets: BudgetLookup | None = None,
 ) -> FastAPI:
     """The ingestion API and the pages over one results store, mounted the way
     `crcr.hud.component.create_hud_app` does, with the ingestor on a test clock."""
@@ -68,6 +70,7 @@ def hud_app(
             levels=lambda: app.state.hud.levels,
             health=None if health is None else lambda: health,
             culprits=culprits,
+            budgets=None if budgets is None else lambda: budgets,
             upstream_repo="pytorch/pytorch",
             per_page=per_page,
             live_seconds=live_seconds,
@@ -138,6 +141,7 @@ def seeded_hud(
     governance_lookup: GovernanceLookup | None = None,
     health: HealthMemo | None = None,
     culprits: CulpritsSource | None = None,
+    budgets: BudgetLookup | None = None,
 ) -> Iterator[str]:
     """A live HUD on a new SQLite file, seeded over its real ingestion API; yields its URL."""
     engine = create_results_engine(f"sqlite:///{database}")
@@ -151,6 +155,7 @@ def seeded_hud(
             governance_lookup=governance_lookup,
             health=health,
             culprits=culprits,
+            budgets=budgets,
         )
         with LiveServer(app) as server:
             with httpx.Client(base_url=server.url) as client:

@@ -282,7 +282,8 @@ def test_a_repo_may_appear_only_once_across_levels_whatever_its_case() -> None:
         (
             "L2:\n  - org/r: {owner: team}\n",
             "L2[0]: unknown field(s) owner "
-            "(an entry may have oncalls, events, repository_id, workflow, ref, device)",
+            "(an entry may have oncalls, events, repository_id, workflow, ref, device,"
+            " max_concurrent, paths, paths_ignore)",
         ),
         (
             "L2:\n  - org/r: {events: [push]}\n",

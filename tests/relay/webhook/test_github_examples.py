@@ -45,6 +45,8 @@ def dispatches(event: str, example: dict[str, Any]) -> bool:
     if event == "push":
         branch = example["repository"].get("default_branch")
         return example["ref"] == f"refs/heads/{branch}" and not example.get("deleted")
+    if event == "merge_group":  # to the L4 backends (SPEC §15)
+        return bool(example.get("action") == "checks_requested")
     return False
 
 

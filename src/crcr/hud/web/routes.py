@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from crcr.hud.web.budget_view import BudgetSource
 from crcr.hud.web.pages.alerts import add_alerts_page
 from crcr.hud.web.pages.assets import add_assets
 from crcr.hud.web.pages.backend import add_backend_page
@@ -47,6 +48,7 @@ def pages_router(
     levels: LevelsSource | None = None,
     health: HealthSource | None = None,
     culprits: CulpritsSource | None = None,
+    budgets: BudgetSource | None = None,
     upstream_repo: str = "pytorch/pytorch",
     prefix: str = "/crcr",
     per_page: int = PER_PAGE,
@@ -69,6 +71,7 @@ def pages_router(
     site = Site(queries, levels, upstream_repo, prefix, per_page, live_seconds, health=health)
     site.github_web = github_web
     site.culprits = culprits
+    site.budgets = budgets  # SPEC §15: a capped backend's running / waiting
     for add_page in PAGES:
         add_page(router, site)
     return router

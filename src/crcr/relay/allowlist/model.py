@@ -27,6 +27,8 @@ import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
+from crcr.relay.allowlist.budget_fields import BUDGET_FIELDS, NO_BUDGET, EntryBudget, read_budget
+from crcr.relay.allowlist.buildkite_repos import read_buildkite_repos
 from crcr.relay.allowlist.devices import entry_device
 from crcr.relay.allowlist.syntax import (
     LABEL_PREFIX,
@@ -36,7 +38,6 @@ from crcr.relay.allowlist.syntax import (
     device_problem,
     load_yaml,
     login_or_none,
-    pipeline_problem,
     repo_problem,
     type_name,
 )
@@ -59,7 +60,7 @@ __all__ = [
 EVENTS = frozenset({"pull_request", "nightly"})
 
 _TOP_LEVEL_KEYS = ("L1", "L2", "L3", "L4", "buildkite_repos")
-_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref", "device")
+_ENTRY_FIELDS = ("oncalls", "events", "repository_id", "workflow", "ref", "device", *BUDGET_FIELDS)
 
 
 class Level(enum.IntEnum):
@@ -88,6 +89,7 @@ class AllowlistEntry:
     oncalls: tuple[str, ...] = ()
     events: frozenset[str] = EVENTS
     constraints: TokenConstraints = field(default_factory=lambda: TokenConstraints())
+    budget: EntryBudget = NO_BUDGET  # SPEC §15: its cap and path filters
 
 
 @dataclass(frozen=True)
@@ -211,7 +213,7 @@ class _Validator:
             for name in ("L1", "L2", "L3", "L4"):
                 if raw.get(name) is not None:
                     self.level(Level[name], raw[name])
-            buildkite = self.buildkite(raw.get("buildkite_repos"))
+            buildkite = read_buildkite_repos(raw.get("buildkite_repos"), self.problem)
         elif raw is not None:
             self.problem("", (), f"must be a mapping of levels L1-L4, got {type_name(raw)}")
         if self.problems:
@@ -279,11 +281,14 @@ class _Validator:
         oncalls, events = self.metadata(level.name, where, raw_oncalls)
         constraints = self.constraints(level.name, where, raw_oncalls)
         named = raw_oncalls.get("device") if isinstance(raw_oncalls, dict) else None
+        budget = read_budget(raw_oncalls, lambda message: self.problem(level.name, where, message))
         if repo is not None:
             device, trouble = entry_device(level, repo, device, named)
             if trouble is not None:
                 self.problem(level.name, where, trouble)
-            self.entries.append(AllowlistEntry(repo, level, device, oncalls, events, constraints))
+            self.entries.append(
+                AllowlistEntry(repo, level, device, oncalls, events, constraints, budget)
+            )
 
     def repo(self, level: str, where: tuple[int | str, ...], raw: object) -> str | None:
         if not isinstance(raw, str):
@@ -377,24 +382,3 @@ class _Validator:
             message = f"unsupported event(s) {names} (expected {', '.join(sorted(EVENTS))})"
             self.problem(level, where, message)
         return frozenset(item for item in raw if item in EVENTS)
-
-    def buildkite(self, raw: object) -> dict[str, str]:
-        if raw is None:
-            return {}
-        if not isinstance(raw, dict):
-            message = f"must be a mapping of org/pipeline → owner/repo, got {type_name(raw)}"
-            self.problem("buildkite_repos", (), message)
-            return {}
-        pipelines: dict[str, str] = {}
-        for key, repo in raw.items():
-            where = (str(key),)
-            if not isinstance(key, str) or pipeline_problem(key):
-                self.problem("buildkite_repos", where, "key must be an org/pipeline slug")
-            trouble = (
-                repo_problem(repo) if isinstance(repo, str) else "must be an owner/repo string"
-            )
-            if trouble:
-                self.problem("buildkite_repos", where, trouble)
-            elif isinstance(key, str):
-                pipelines[key] = repo
-        return pipelines

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from crcr.relay.allowlist.model import Level, check_run_label
+from crcr.relay.checks.check_actions import CHECK_RUN_ACTIONS
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
 from crcr.relay.jobs.job import Job
@@ -256,6 +257,7 @@ def check_run_fields(report: CheckReport, notes: CheckNotes = NO_NOTES) -> dict[
     }
     if is_web_url(report.run_url, allow_http=True):
         fields["details_url"] = report.run_url
+    fields["actions"] = [dict(action) for action in CHECK_RUN_ACTIONS]  # SPEC §15 buttons
     conclusion = noted_conclusion(report.check_conclusion, notes)
     if conclusion is None:
         fields["status"] = "in_progress"

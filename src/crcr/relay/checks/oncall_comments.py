@@ -195,6 +195,8 @@ class OncallNotifier:
         self._max_retries = max_retries
         self._ttl = ttl
         self._login: str | None = None
+        self.snoozed: Callable[[int, str], Awaitable[bool]] | None = None
+        """Whether a backend's comment on a PR is snoozed (SPEC §15; set at wiring)."""
 
     async def _own_login(self) -> str:
         """The App's bot account, asked once (`GET /app`): the author of our comments."""
@@ -292,7 +294,7 @@ class OncallNotifier:
                 await self._edit(number, int(claim.value), body)
             elif not claim.held:
                 return HandlerResult.RETRY  # another worker is posting the first comment
-            elif not jobs or payload.get("recovered"):
+            elif not jobs or payload.get("recovered") or await self._is_snoozed(number, repo):
                 # Nothing to tell the oncalls (no comment, so nobody was told of failures).
                 await self._store.settle_lease(COMMENT_CLAIMS, key, owner, None, self._ttl)
             else:
@@ -301,6 +303,9 @@ class OncallNotifier:
             log.error("oncall comment on %s#%s refused: %s", self._upstream, number, exc)
             return HandlerResult.DROP
         return HandlerResult.DONE
+
+    async def _is_snoozed(self, number: int, repo: str) -> bool:
+        return self.snoozed is not None and await self.snoozed(number, repo)
 
     async def _edit(self, number: int, comment_id: int, body: str) -> None:
         """Replace our comment's body; one someone deleted is not posted again."""

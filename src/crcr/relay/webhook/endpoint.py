@@ -17,6 +17,7 @@ from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
 from crcr.relay.webhook.fanout import FanOut, Result, dispatch_to_downstreams
+from crcr.relay.webhook.rationing import FanOutBudget
 from crcr.relay.webhook.signature import SignatureCheck, SignatureMismatch, SignatureMissing
 from crcr.stores.roles import Flags
 from crcr.stores.state import StateStoreUnavailable
@@ -68,6 +69,11 @@ class WebhookDeps:
     # SPEC §10.2 (crcr.relay.levels.governance): a demotion pull request closed unmerged
     # declines the demotion, whatever the event routes to afterwards.
     pull_request_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
+    # SPEC §15 (crcr.relay.budgets.gate): capped backends wait for a slot, path-filtered
+    # ones a PR does not touch are skipped.
+    budget: FanOutBudget | None = None
+    # SPEC §15 (crcr.relay.budgets.merge_queue): a destroyed merge group closes its records.
+    merge_group_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -141,10 +147,7 @@ async def _handle(
     if not isinstance(payload, dict):
         return _refuse(400, event, "bad_request", "body is not a JSON object")
 
-    if event == "push" and deps.allowlist_pushed is not None:
-        await deps.allowlist_pushed(payload)
-    if event == "pull_request" and deps.pull_request_seen is not None:
-        await deps.pull_request_seen(payload)
+    await _observe(deps, event, payload)
     decision = route_event(
         event, payload, upstream_repo=deps.upstream_repo, push_branches=deps.push_branches
     )
@@ -160,6 +163,17 @@ async def _handle(
     if not isinstance(decision, Dispatch):
         return _answer(200, event, "ignored", ignored=True, reason=f"{event} is not handled")
     return await _fan_out(deps, event, delivery_id, decision, payload)
+
+
+async def _observe(deps: WebhookDeps, event: str, payload: dict[str, Any]) -> None:
+    """What some events change whatever they route to: the allowlist's stamp (a push),
+    a declined demotion (a closed pull request), a destroyed merge group."""
+    if event == "push" and deps.allowlist_pushed is not None:
+        await deps.allowlist_pushed(payload)
+    if event == "pull_request" and deps.pull_request_seen is not None:
+        await deps.pull_request_seen(payload)
+    if event == "merge_group" and deps.merge_group_seen is not None:
+        await deps.merge_group_seen(payload)
 
 
 async def _label_device(deps: WebhookDeps, event: str, decision: LabelDevice) -> JSONResponse:
@@ -197,6 +211,19 @@ async def _fan_out(
         for repo in allowlist.dispatch_targets()
         if event != "pull_request" or "pull_request" in allowlist.events_of(repo)
     ]
+    budgeted: dict[str, list[str]] = {}
+    if deps.budget is not None:
+        rationed = await deps.budget.ration(
+            delivery_id=delivery_id,
+            context=decision.context,
+            client_payload=client_payload.value,
+            trimmed=client_payload.trimmed,
+            repos=repos,
+        )
+        repos = rationed.send_now
+        budgeted = {
+            k: v for k, v in (("waiting", rationed.waiting), ("skipped", rationed.skipped)) if v
+        }
     outcomes = await dispatch_to_downstreams(
         deps.fanout,
         delivery_id=delivery_id,
@@ -205,6 +232,8 @@ async def _fan_out(
         trimmed=client_payload.trimmed,
         repos=repos,
     )
+    if deps.budget is not None:
+        await deps.budget.settle(delivery_id, decision.context, outcomes)
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]
     failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]
@@ -231,6 +260,7 @@ async def _fan_out(
         failed=failed,
         duplicate=duplicates,
         trimmed=client_payload.trimmed,
+        **budgeted,
     )
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from crcr.relay.jobs.dispatch import UpstreamContext
 
-RELAYED_EVENTS = frozenset({"pull_request", "push", "check_run", "check_suite"})
+RELAYED_EVENTS = frozenset({"pull_request", "push", "check_run", "check_suite", "merge_group"})
 DISPATCHED_PR_ACTIONS = frozenset({"opened", "synchronize", "reopened", "closed"})
 DEVICE_LABEL_PREFIX = "ciflow/crcr/"
 
@@ -67,8 +67,10 @@ def route_event(
         return _route_pull_request(payload, upstream_repo)
     if event == "push":
         return _route_push(payload, upstream_repo, push_branches)
-    if payload.get("action") == "rerequested":
-        return Rerequest(event)
+    if event == "merge_group":
+        return _route_merge_group(payload, upstream_repo)
+    if payload.get("action") in ("rerequested", "requested_action"):
+        return Rerequest(event)  # a pressed check-run button too (SPEC §15)
     return Ignore(f"{event} action {payload.get('action')!r} is not relayed")
 
 
@@ -121,6 +123,23 @@ def _route_push(
             head_sha=str(payload.get("after") or ""),
             pr_number=None,
             action=None,
+        )
+    )
+
+
+def _route_merge_group(payload: Mapping[str, Any], upstream_repo: str) -> Decision:
+    """`checks_requested` is dispatched (to L4 backends, SPEC §15); the rest is not."""
+    action = payload.get("action")
+    head_sha = str(_get(payload, "merge_group", "head_sha") or "")
+    if action != "checks_requested" or not head_sha:
+        return Ignore(f"merge_group action {action!r} is not dispatched")
+    return Dispatch(
+        UpstreamContext(
+            upstream_repo=upstream_repo,
+            event_type="merge_group",
+            head_sha=head_sha,
+            pr_number=None,
+            action=str(action),
         )
     )
 

@@ -7,6 +7,7 @@ from crcr.sandbox.webhooks.delivery import (
     send,
     sign,
 )
+from crcr.sandbox.webhooks.merge_groups import merge_group_event
 from crcr.sandbox.webhooks.pull_requests import UPSTREAM, pr_body, pull_request_event
 from crcr.sandbox.webhooks.pushes import (
     ZERO_SHA,
@@ -25,6 +26,7 @@ __all__ = [
     "check_run_event",
     "check_suite_event",
     "encode_payload",
+    "merge_group_event",
     "pr_body",
     "pull_request_event",
     "push_event",

@@ -65,8 +65,14 @@ def check_run_event(
     pull_number: int | None = 1,
     sender: str = "contributor",
     installation_id: int = 1,
+    external_id: str = "",
+    details_url: str | None = None,
+    identifier: str | None = None,
 ) -> dict[str, Any]:
-    """Build a `check_run` payload (by default a re-run request for a failed run)."""
+    """Build a `check_run` payload (by default a re-run request for a failed run).
+
+    `requested_action` names the pressed button's `identifier` (SPEC §15).
+    """
     head_sha = head_sha or fake_sha(f"{repo}#{pull_number}:head")
     run_id = check_run_id or stable_id(f"{repo}:run:{name}:{head_sha}")
     suite = _suite(repo, head_sha, head_branch, pull_number)
@@ -75,10 +81,10 @@ def check_run_event(
         "name": name,
         "node_id": node_id("CheckRun", run_id),
         "head_sha": head_sha,
-        "external_id": "",
+        "external_id": external_id,
         "url": f"{API}/repos/{repo}/check-runs/{run_id}",
         "html_url": f"{WEB}/{repo}/runs/{run_id}",
-        "details_url": f"{WEB}/acme/gpu-ci/actions/runs/{run_id}",
+        "details_url": details_url or f"{WEB}/acme/gpu-ci/actions/runs/{run_id}",
         "status": "completed",
         "conclusion": "failure",
         "started_at": DEFAULT_TIME,
@@ -94,7 +100,7 @@ def check_run_event(
         "app": github_app(),
         "pull_requests": suite["pull_requests"],
     }
-    return {
+    event: dict[str, Any] = {
         "action": action,
         "check_run": check_run,
         "repository": repository(repo),
@@ -102,6 +108,9 @@ def check_run_event(
         "sender": user(sender),
         "installation": installation(installation_id),
     }
+    if action == "requested_action":
+        event["requested_action"] = {"identifier": identifier or ""}
+    return event
 
 
 def check_suite_event(

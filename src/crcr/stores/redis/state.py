@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crcr.stores.redis.audit import RedisAudit
 from crcr.stores.redis.bisections import RedisBisections
+from crcr.stores.redis.budget_slots import RedisBudgetSlots
 from crcr.stores.redis.caches import RedisCaches
 from crcr.stores.redis.deadlines import RedisDeadlines
 from crcr.stores.redis.demotions import RedisDemotions
@@ -30,6 +31,7 @@ class RedisStateStore(
     RedisGovernance,
     RedisAudit,
     RedisBisections,
+    RedisBudgetSlots,
     RedisSchema,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from crcr.stores.roles.audit import AllowlistStamp, AuditLog
 from crcr.stores.roles.bisections import Bisections
+from crcr.stores.roles.budget_slots import BudgetSlots
 from crcr.stores.roles.caches import Caches, Flags, JobSummaries
 from crcr.stores.roles.deadlines import Deadlines
 from crcr.stores.roles.demotions import Demotions
@@ -26,6 +27,7 @@ __all__ = [
     "AllowlistStamp",
     "AuditLog",
     "Bisections",
+    "BudgetSlots",
     "Caches",
     "Deadlines",
     "Demotions",

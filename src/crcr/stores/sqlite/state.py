@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from crcr.stores.sqlite.audit import SqliteAudit
 from crcr.stores.sqlite.bisections import SqliteBisections
+from crcr.stores.sqlite.budget_slots import SqliteBudgetSlots
 from crcr.stores.sqlite.caches import SqliteCaches
 from crcr.stores.sqlite.deadlines import SqliteDeadlines
 from crcr.stores.sqlite.demotions import SqliteDemotions
@@ -29,6 +30,7 @@ class SqliteStateStore(
     SqliteGovernance,
     SqliteAudit,
     SqliteBisections,
+    SqliteBudgetSlots,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
 

@@ -42,6 +42,8 @@ def add_backend_page(router: APIRouter, site: Site) -> None:
             return site.error(404, "Unknown backend", message)
         # The level as the one level source tells it (SPEC §10.2), not as last reported.
         standing = None if site.levels is None else await site.levels().standing(full_name)
+        lookup = None if site.budgets is None else site.budgets()
+        budget = None if lookup is None else await lookup(full_name)
         path = site.backend_href(full_name)
         culprits = [] if site.culprits is None else await site.culprits(full_name)
         last = result.pagination.pages
@@ -53,6 +55,7 @@ def add_backend_page(router: APIRouter, site: Site) -> None:
             live=fresh,
             page=result,
             standing=standing,
+            budget=budget,
             headers=views.matrix_headers(result),
             legend=LEGEND,
             window_href=lambda days: href(path, window=days, event=event),

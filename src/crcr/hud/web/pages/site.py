@@ -14,6 +14,7 @@ from fastapi.responses import HTMLResponse
 from crcr.hud.health.memo import HealthMemo
 from crcr.hud.levels.status import LevelStatusService
 from crcr.hud.queries import WINDOW_CHOICES, HudQueries
+from crcr.hud.web.budget_view import BudgetSource
 from crcr.hud.web.page_cache import PageCache
 from crcr.hud.web.render import EVENT_NAMES, render
 
@@ -88,6 +89,8 @@ class Site:
     health: HealthSource | None = None
     """Relay health (SPEC §13), for the health page and every page's header chip."""
     culprits: CulpritsSource | None = None
+    budgets: BudgetSource | None = None
+    """Capped backends' running / waiting (SPEC §15), for the backend page."""
 
     def facade(self) -> HudQueries:
         """The query facade (built by now, if it is built at start-up)."""
