@@ -140,3 +140,18 @@ def test_a_pair_counts_once_both_runs_have_a_verdict() -> None:
     ]
     assert noise_of(rows) == NoiseRate(disagreeing=1, pairs=2)
     assert NoiseRate(0, 0).rate is None
+
+
+async def test_an_l4_backends_failing_a_a_run_puts_nothing_on_the_upstream(world: World) -> None:
+    """No check run, confirming re-run or oncall comment: the run is the relay's own (an
+    L4 check run on the latest commit would show the noise floor as a red upstream)."""
+    land_commit(world.sandbox, UPSTREAM, "Base", pr_number=9)
+    await aa_sender(world, Clock()).send()
+
+    for payload in aa_payloads(world, L4_REPO):
+        await answer(world, L4_REPO, payload, "failure")
+    await world.settle()
+
+    assert world.check_runs() == []
+    assert world.sandbox.reruns(L4_REPO) == []
+    assert world.comments() == []

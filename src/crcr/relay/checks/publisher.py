@@ -54,6 +54,7 @@ from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
 from crcr.relay.checks.open_checks import WATCH_PREFIX, OpenChecks
+from crcr.relay.jobs.dispatch import RELAY_OWN_EVENTS
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
@@ -182,6 +183,8 @@ class CheckPublisher:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
         job = event.job
+        if job.dispatch.context.event_type in RELAY_OWN_EVENTS:
+            return  # a probe, bisection step or A/A run is the relay's, not the upstream's
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
                 await self.oncall.follow_below_l3(report_from_job(job))

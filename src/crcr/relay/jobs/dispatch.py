@@ -38,6 +38,11 @@ class UpstreamContext:
     action: str | None = None
 
 
+RELAY_OWN_EVENTS = frozenset({"crcr_probe", "crcr_bisect", "crcr_aa"})
+"""Dispatches the relay sends for its own measurements (SPEC §13, §14): their jobs put
+nothing on the upstream — no check run, no confirming re-run, no oncall comment."""
+
+
 @dataclass(frozen=True)
 class DispatchRecord:
     """One (delivery_id, repo) dispatch as kept in the state store."""
