@@ -39,7 +39,10 @@ async def relay(tmp_path: Path) -> AsyncIterator[httpx.AsyncClient]:
         async def audit_entries(repo: str, *, limit: int) -> list[dict[str, Any]]:
             return []  # no alert raised yet (`/api/crcr/alerts`)
 
-        store = SimpleNamespace(ping=ping, audit_entries=audit_entries)
+        async def bisections() -> dict[str, Any]:
+            return {}  # no culprit search yet (`/api/crcr/culprits`)
+
+        store = SimpleNamespace(ping=ping, audit_entries=audit_entries, bisections=bisections)
         return SimpleNamespace(store=store, hud=None, close=close)
 
     settings = load_settings(data_dir=tmp_path, hud_url="https://hud.example/api/crcr/results")
