@@ -100,6 +100,8 @@ async def test_the_sink_keeps_only_signed_alerts() -> None:
     async with httpx.AsyncClient(transport=transport, base_url="http://sink") as client:
         signed = {SIGNATURE_HEADER: signature(b"demo-secret", raw)}
         assert (await client.post("/alerts", content=raw, headers=signed)).status_code == 204
+        redelivered = await client.post("/alerts", content=raw, headers=signed)
+        assert redelivered.status_code == 204  # at least once: kept once
         forged = {SIGNATURE_HEADER: signature(b"another-secret", raw)}
         assert (await client.post("/alerts", content=raw, headers=forged)).status_code == 401
         assert (await client.post("/alerts", content=raw)).status_code == 401

@@ -70,6 +70,8 @@ class AlertReceiver:
             self.refused += 1
             return Response(status_code=401)
         body = json.loads(raw)
+        if body in self.alerts:  # delivery is at least once: a redelivery is the same alert
+            return Response(status_code=204)
         self.alerts.append(body)
         log.info("demo alert sink: %s", alert_text(body))
         return Response(status_code=204)
