@@ -13,10 +13,11 @@ next pass (at least once, never lost).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Protocol
 from urllib.parse import quote
@@ -54,6 +55,9 @@ class AlertWatch:
     keep_days: int
     keep_entries: int
     clock: Callable[[], float] = time.time
+    # The store's lock is per instance (re-entrant for its owner): this one keeps two
+    # checks of one instance (the sweeper's, a caller's) from comparing at once.
+    _checking: asyncio.Lock = field(default_factory=asyncio.Lock, repr=False)
 
     async def __call__(self) -> None:
         """The sweeper's leader step: `check`."""
@@ -61,6 +65,10 @@ class AlertWatch:
 
     async def check(self) -> list[Alert]:
         """Raise the alerts of the changes since the last check; what was raised."""
+        async with self._checking:
+            return await self._check()
+
+    async def _check(self) -> list[Alert]:
         if not await self.store.acquire_lock(WATCH_LOCK, self.instance, LOCK_SECONDS):
             return []
         try:
