@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, Select, func, select
 
 from crcr.hud.models import JOBS
 
@@ -31,17 +32,8 @@ class JobResult:
 
 def push_results(engine: Engine, repo: str, limit: int) -> list[JobResult]:
     """The backend's newest `limit` completed push jobs, newest first."""
-    finished = func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at)
     query = (
-        select(
-            JOBS.c.delivery_id,
-            JOBS.c.head_sha,
-            JOBS.c.workflow_name,
-            JOBS.c.job_name,
-            JOBS.c.status,
-            JOBS.c.conclusion,
-            finished.label("finished"),
-        )
+        _results()
         .where(
             JOBS.c.downstream_repo == repo,
             JOBS.c.event_type == "push",
@@ -60,15 +52,7 @@ def dispatch_jobs(engine: Engine, repo: str, delivery_ids: Sequence[str]) -> lis
     if not delivery_ids:
         return []
     query = (
-        select(
-            JOBS.c.delivery_id,
-            JOBS.c.head_sha,
-            JOBS.c.workflow_name,
-            JOBS.c.job_name,
-            JOBS.c.status,
-            JOBS.c.conclusion,
-            func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at).label("finished"),
-        )
+        _results()
         .where(JOBS.c.downstream_repo == repo, JOBS.c.delivery_id.in_(list(delivery_ids)))
         .order_by(JOBS.c.run_attempt)
     )
@@ -76,6 +60,19 @@ def dispatch_jobs(engine: Engine, repo: str, delivery_ids: Sequence[str]) -> lis
         rows = connection.execute(query).all()
     latest = {(row.delivery_id, row.workflow_name, row.job_name): _result(row) for row in rows}
     return list(latest.values())
+
+
+def _results() -> Select[Any]:
+    """The columns a `JobResult` is read from."""
+    return select(
+        JOBS.c.delivery_id,
+        JOBS.c.head_sha,
+        JOBS.c.workflow_name,
+        JOBS.c.job_name,
+        JOBS.c.status,
+        JOBS.c.conclusion,
+        func.coalesce(JOBS.c.completed_at, JOBS.c.activity_at).label("finished"),
+    )
 
 
 def _result(row: object) -> JobResult:

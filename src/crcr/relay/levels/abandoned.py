@@ -17,7 +17,7 @@ from datetime import datetime
 
 from crcr.hud.health.abandoned import ABANDONED_DAYS, Abandoned
 from crcr.relay.allowlist.model import Allowlist, Level
-from crcr.relay.levels.proposals import Proposal
+from crcr.relay.levels.proposals import Proposal, pull_request_footer
 from crcr.relay.levels.status import BackendStatus
 
 AbandonedSource = Callable[[], Awaitable[tuple[datetime, Sequence[Abandoned]]]]
@@ -47,12 +47,7 @@ class AbandonedProposal(Proposal):
             "people.",
             "",
         ]
-        if self.oncalls:
-            lines.append("Oncalls: " + ", ".join(f"@{login}" for login in self.oncalls))
-        else:
-            lines.append("The allowlist names no oncalls for this backend.")
-        lines += ["", "_Opened by crcr (`crcr levels sync`); merging is left to people._"]
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, *pull_request_footer(self.oncalls)]) + "\n"
 
 
 def abandonment_proposals(

@@ -92,12 +92,16 @@ class Proposal:
                 f" requests labelled `ciflow/crcr/{self.device}`, and do not block."
             )
         lines = [intro, "", *criteria_table(status.criteria), ""]
-        if self.oncalls:
-            lines.append("Oncalls: " + ", ".join(f"@{login}" for login in self.oncalls))
-        else:
-            lines.append("The allowlist names no oncalls for this backend.")
-        lines += ["", "_Opened by crcr (`crcr levels sync`); merging is left to people._"]
-        return "\n".join(lines) + "\n"
+        return "\n".join([*lines, *pull_request_footer(self.oncalls)]) + "\n"
+
+
+def pull_request_footer(oncalls: Sequence[str]) -> list[str]:
+    """The last lines of every level pull request crcr opens: who to ask, who opened it."""
+    if oncalls:
+        mention = "Oncalls: " + ", ".join(f"@{login}" for login in oncalls)
+    else:
+        mention = "The allowlist names no oncalls for this backend."
+    return [mention, "", "_Opened by crcr (`crcr levels sync`); merging is left to people._"]
 
 
 def branch_for(repo: str, *, demotion: bool) -> str:
