@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from crcr.failure_detail.failed_tests import DROPPED_KEY
@@ -189,9 +190,9 @@ class Job:
             issuer_kind=issuer_kind,
         )
 
-    @property
+    @cached_property
     def run(self) -> JobRun:
-        """The downstream run, from the callback kept last."""
+        """The downstream run, from the callback kept last (read once: three hooks ask)."""
         return JobRun.of(self.callback)
 
     @property
