@@ -5,7 +5,9 @@ Run: `bench/issue34_table.sh [--seconds 8] [--callbacks 3000] [--events 10]` (or
 before and after, since a loaded machine's numbers compare nothing. Each row is one run
 of the benchmark that owns it, in its own process, with the command line shown:
 
-- `bench.callback_cpu` (in-process CPU per callback: Redis state, SQLite HUD, defaults);
+- `bench.callback_cpu` (in-process CPU per callback: Redis state, SQLite HUD, defaults),
+  beside `bench.callback_floor` (the same machine's floor: RS256, one parse, one Redis
+  round trip, one HUD upsert, each alone);
 - `bench.callbacks` (in-process HUD) and `bench.hud_http --hud stub` (HUD over HTTPS),
   1 and 2 workers at concurrency 64, whose relay CPU column gives the relay-CPU row;
 - `bench.fanout` at N = 100 and 1,000, GitHub answering after 50 ms.
@@ -75,6 +77,8 @@ def main() -> None:
 
     cpu_command = python("bench.callback_cpu", "--callbacks", str(args.callbacks))
     cpu = re.search(r"(\d+) µs CPU each", run(cpu_command))
+    floor_command = python("bench.callback_floor")
+    floor = re.search(r"\*\*floor\*\* \| \*\*(\d+)\*\*", run(floor_command))
     inproc1 = callbacks_row("bench.callbacks", 1, args)
     inproc2 = callbacks_row("bench.callbacks", 2, args)
     https1 = callbacks_row("bench.hud_http", 1, args, "--hud", "stub")
@@ -87,8 +91,9 @@ def main() -> None:
 
     share = 100 * https1["rate"] / inproc1["rate"]
     rows = [
-        ("`bench.callback_cpu` CPU per callback, in-process", f"{cpu[1] if cpu else '?'} µs",
-         "cpu", " ".join(cpu_command[2:])),
+        ("`bench.callback_cpu` CPU per callback, in-process", f"{cpu[1] if cpu else '?'} µs "
+         f"(this machine's floor {floor[1] if floor else '?'} µs)", "cpu",
+         f"{' '.join(cpu_command[2:])}; {' '.join(floor_command[2:])}"),
         ("HUD over HTTPS, 1 worker, c=64", f"{rate(https1)} ({share:.0f} % of in-process "
          f"{rate(inproc1)})", "https1", f"{https1['command']}; {inproc1['command']}"),
         ("the same, 2 workers", rate(https2), "https2", https2["command"]),
