@@ -27,6 +27,7 @@ from tests.relay.checks_harness import (
     sandbox_app,
 )
 
+from crcr.relay.budgets.merge_queue import combined
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.oidc_issuer import SigningKey
@@ -118,6 +119,50 @@ async def test_a_reporting_backend_concludes_the_check_with_its_result(
 
         assert first.latest(CHECK)["conclusion"] == "success"
         assert [run.get("conclusion") for run in first.check_runs(CHECK)] == [None, "success"]
+
+
+async def test_a_group_concludes_with_the_worst_of_its_jobs_once_every_job_has_ended(
+    opener: StoreOpener,
+    tmp_path: Path,
+    sandbox_app: SandboxApp,
+    signing_key: SigningKey,
+    clock: Clock,
+) -> None:
+    sandbox = installed_sandbox(sandbox_app)
+    async with two_instances(opener, tmp_path, sandbox, signing_key, clock) as (first, second):
+        delivery = await _checks_requested(first)
+        shards = {"first": first, "second": second}
+        for shard, world in shards.items():
+            started = await world.report(L4_REPO, delivery, "in_progress", job=shard)
+            assert started.is_success, started.text
+
+        passed = await first.report(L4_REPO, delivery, "completed", "success", job="first")
+        assert passed.is_success
+        await first.settle()
+        assert first.latest(CHECK)["status"] == "in_progress"  # the second shard still runs
+
+        failed = await second.report(L4_REPO, delivery, "completed", "failure", job="second")
+        assert failed.is_success
+        await second.settle()
+        await first.settle()
+        assert [run.get("conclusion") for run in first.check_runs(CHECK)] == [None, "failure"]
+
+        # A shard that starts late and passes changes nothing: the group has failed.
+        late = "third"
+        assert (await first.report(L4_REPO, delivery, "in_progress", job=late)).is_success
+        done = await second.report(L4_REPO, delivery, "completed", "success", job=late)
+        assert done.is_success
+        clock.advance(DEADLINE + 1)
+        await first.settle()
+        await second.settle()
+        assert [run.get("conclusion") for run in first.check_runs(CHECK)] == [None, "failure"]
+
+
+def test_the_combined_conclusion_is_the_worst_one() -> None:
+    assert combined(["success", "skipped", "success"]) == "skipped"
+    assert combined(["success", "cancelled", "failure"]) == "failure"
+    assert combined(["success", "something-new"]) == "something-new"
+    assert combined(["neutral"]) == "neutral"
 
 
 async def test_a_destroyed_group_closes_its_records_and_open_checks(

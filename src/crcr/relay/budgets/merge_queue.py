@@ -3,10 +3,12 @@ one never stalls the queue.
 
 `merge_group` `checks_requested` is dispatched to L4 backends only. Each gets an
 in-progress check run `crcr/<repo>/merge_group` on the group's head SHA at dispatch (the
-name an upstream makes required), and a deadline on the sweeper's list: the first
-completed job of the dispatch concludes that check run with its conclusion; if none
-has by `CRCR_MERGE_QUEUE_DEADLINE`, the sweeper concludes it `neutral` ("no result in
-time"). A `destroyed` group closes its dispatch records (late callbacks are refused),
+name an upstream makes required), and a deadline on the sweeper's list. Once every job
+that reported on the dispatch has ended, the check run concludes with their combined
+result (the worst of their conclusions: one failed shard fails the group); a job that
+starts after that and changes the combined result concludes it again (once per result). If nothing has
+concluded by `CRCR_MERGE_QUEUE_DEADLINE`, the sweeper concludes it `neutral` ("no result
+in time"). A `destroyed` group closes its dispatch records (late callbacks are refused),
 concludes what is still open `neutral` and leaves the deadline list.
 """
 
@@ -25,7 +27,7 @@ from crcr.relay.jobs.dispatch import DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.webhook.fanout import DispatchOutcome, Result
-from crcr.stores.roles import Caches, Deadlines, Dispatches
+from crcr.stores.roles import Caches, Deadlines, Dispatches, Idempotency
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +40,30 @@ CONCLUDED = "merge-group-concluded"
 """Cache namespace: `<delivery>:<repo>` → the conclusion its check run was given."""
 
 
-class MergeQueueStore(Caches, Deadlines, Dispatches, Protocol):
+WORST_FIRST = (
+    "failure",
+    "timed_out",
+    "cancelled",
+    "action_required",
+    "startup_failure",
+    "stale",
+    "neutral",
+    "skipped",
+    "success",
+)
+"""Conclusions from the one that most holds a merge group back to the one that least."""
+
+
+def combined(conclusions: Sequence[str]) -> str:
+    """A group's conclusion from its jobs': the worst (an unknown one counts as failure)."""
+    return min(
+        conclusions,
+        key=lambda c: WORST_FIRST.index(c) if c in WORST_FIRST else -1,
+        default="neutral",
+    )
+
+
+class MergeQueueStore(Caches, Deadlines, Dispatches, Idempotency, Protocol):
     """The state store's roles this module uses."""
 
 
@@ -107,17 +132,34 @@ class MergeQueue:
                 )
 
     async def on_job(self, event: JobTransitioned) -> None:
-        """A hook on job transitions: a merge group's first completed job concludes."""
+        """A hook on job transitions: a group concludes once all its reported jobs ended.
+
+        Jobs that started and jobs that ended are kept apart, each job a field written
+        on its own, so that transitions handled on different instances in any order
+        agree: the last job to end sees every other job's end (it wrote its own first).
+        """
         job = event.job
-        context = job.dispatch.context
-        if context.event_type != EVENT or job.state not in (JobState.COMPLETED,):
+        context, dispatch = job.dispatch.context, job.dispatch
+        if context.event_type != EVENT:
             return
-        key = f"{job.dispatch.delivery_id}:{job.dispatch.repo}"
-        if await self._store.cache_get(CONCLUDED, key) is not None:
+        key = f"{dispatch.delivery_id}:{dispatch.repo}"
+        head_sha = context.head_sha
+        if job.state == JobState.IN_PROGRESS:
+            await self._store.put_job_summary(head_sha, f"{key}:started", job.key, {}, self._ttl)
             return
-        conclusion = job.conclusion or "neutral"
-        await self._conclude(job.dispatch.repo, context.head_sha, key, conclusion)
-        await self._store.untrack_deadline(DEADLINE_PREFIX + key)
+        conclusion = job.conclusion or (
+            "timed_out" if job.state == JobState.TIMED_OUT else "neutral"
+        )
+        ended = {"conclusion": conclusion}
+        await self._store.put_job_summary(head_sha, f"{key}:ended", job.key, ended, self._ttl)
+        started = await self._store.job_summaries(head_sha, f"{key}:started")
+        endings = await self._store.job_summaries(head_sha, f"{key}:ended")
+        if not started.keys() <= endings.keys():
+            return
+        result = combined([str(summary["conclusion"]) for summary in endings.values()])
+        if await self._store.claim_once(f"{CONCLUDED}:{key}:{result}", self._ttl):
+            await self._conclude(dispatch.repo, head_sha, key, result)
+            await self._store.untrack_deadline(DEADLINE_PREFIX + key)
 
     async def handle_deadline(self, key: str, now: float) -> bool:
         """A merge group's backend reached its deadline: `neutral` unless it concluded."""
