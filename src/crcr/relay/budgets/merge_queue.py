@@ -6,9 +6,9 @@ in-progress check run `crcr/<repo>/merge_group` on the group's head SHA at dispa
 name an upstream makes required), and a deadline on the sweeper's list. Once every job
 that reported on the dispatch has ended, the check run concludes with their combined
 result (the worst of their conclusions: one failed shard fails the group); a job that
-starts after that and changes the combined result concludes it again (once per result). If nothing has
-concluded by `CRCR_MERGE_QUEUE_DEADLINE`, the sweeper concludes it `neutral` ("no result
-in time"). A `destroyed` group closes its dispatch records (late callbacks are refused),
+starts after that and changes the combined result concludes it again (once per
+result). If nothing has concluded by `CRCR_MERGE_QUEUE_DEADLINE`, the sweeper concludes
+it `neutral` ("no result in time"). A `destroyed` group closes its dispatch records (late callbacks are refused),
 concludes what is still open `neutral` and leaves the deadline list.
 """
 
