@@ -8,8 +8,9 @@ that reported on the dispatch has ended, the check run concludes with their comb
 result (the worst of their conclusions: one failed shard fails the group); a job that
 starts after that and changes the combined result concludes it again (once per
 result). If nothing has concluded by `CRCR_MERGE_QUEUE_DEADLINE`, the sweeper concludes
-it `neutral` ("no result in time"). A `destroyed` group closes its dispatch records (late callbacks are refused),
-concludes what is still open `neutral` and leaves the deadline list.
+it `neutral` ("no result in time"). A `destroyed` group closes its dispatch records
+(late callbacks are refused), concludes what is still open `neutral` and leaves the
+deadline list.
 """
 
 from __future__ import annotations
