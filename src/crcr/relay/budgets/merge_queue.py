@@ -28,7 +28,7 @@ from crcr.relay.jobs.dispatch import DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.webhook.fanout import DispatchOutcome, Result
-from crcr.stores.roles import Caches, Deadlines, Dispatches, Idempotency
+from crcr.stores.roles import Caches, Deadlines, Dispatches, Idempotency, JobSummaries
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ def combined(conclusions: Sequence[str]) -> str:
     )
 
 
-class MergeQueueStore(Caches, Deadlines, Dispatches, Idempotency, Protocol):
+class MergeQueueStore(Caches, Deadlines, Dispatches, Idempotency, JobSummaries, Protocol):
     """The state store's roles this module uses."""
 
 
