@@ -19,6 +19,7 @@ weighs on all alike:
   used directly, without httpx's request/response models, auth and redirect layers;
 - `aiohttp`: `aiohttp.ClientSession.post` on one connector of 64 keep-alive connections
   (its pool hands out an idle connection without scanning the others);
+- `aiohttp-gzip`: the same with the body gzipped (level 1) on every request;
 - `httpx-h2`: httpx's transport with HTTP/2 (`h2`): one connection, many streams. Only
   against `--server stub-h2` (granian, HTTP/2 by ALPN); with `stub` (uvicorn, HTTP/1.1
   only) it is skipped.
@@ -149,6 +150,23 @@ async def with_aiohttp(url: str, context: ssl.SSLContext, body: bytes) -> tuple[
     return post, close
 
 
+async def with_aiohttp_gzip(url: str, context: ssl.SSLContext, body: bytes) -> tuple[Post, Close]:
+    connector = aiohttp.TCPConnector(ssl=context, limit=POOLS * PER_POOL)
+    session = aiohttp.ClientSession(connector=connector)
+    headers = {"content-type": "application/json", "content-encoding": "gzip"}
+
+    async def post() -> int:
+        content = gzip.compress(body, compresslevel=1, mtime=0)
+        async with session.post(url, data=content, headers=headers) as response:
+            await response.read()
+            return response.status
+
+    async def close() -> None:
+        await session.close()
+
+    return post, close
+
+
 async def with_h2(url: str, context: ssl.SSLContext, body: bytes) -> tuple[Post, Close]:
     transport = httpx.AsyncHTTPTransport(verify=context, http1=False, http2=True)
     headers = {"content-type": "application/json"}
@@ -174,6 +192,7 @@ CANDIDATES = {
     "httpx-transport-gzip": with_transport_gzip,
     "httpcore": with_httpcore,
     "aiohttp": with_aiohttp,
+    "aiohttp-gzip": with_aiohttp_gzip,
     "httpx-h2": with_h2,
 }
 H2_ONLY = {"httpx-h2"}
