@@ -1,12 +1,13 @@
 """The callback benchmark with the relay feeding a HUD in another process over HTTPS.
 
-Run: `python -m bench.hud_http --hud stub|serve [bench.callbacks options]`, e.g.
+Run: `python -m bench.hud_http --hud stub|stub-h2|serve [bench.callbacks options]`, e.g.
 
     python -m bench.hud_http --hud stub --concurrency 1 16 64 --workers 1 2 --repeat 3 \\
         --serve-option=--no-access-log
 
-`stub` is `bench.hud_stub` (answers 200 at once); `serve` is `crcr hud serve` with its own
-SQLite results store. Either serves HTTPS (uvicorn, uvloop, httptools) with a self-signed
+`stub` is `bench.hud_stub` (answers 200 at once) under uvicorn; `stub-h2` the same app
+under granian, which offers HTTP/2 by ALPN; `serve` is `crcr hud serve` with its own
+SQLite results store. Each serves HTTPS (uvicorn: uvloop, httptools) with a self-signed
 certificate made for the run, which the relay trusts through `SSL_CERT_FILE`; the relay
 gets `CRCR_HUD_URL` and the shared token, as an operator feeding an external HUD sets them.
 """
@@ -67,9 +68,19 @@ def self_signed(directory: Path) -> tuple[Path, Path]:
     return cert_path, key_path
 
 
+HUD_KINDS = ("stub", "stub-h2", "serve")
+
+
 def hud_command(kind: str, port: int, cert: Path, key: Path) -> list[str]:
-    """The HUD process: the stub under uvicorn, or `crcr hud serve`."""
+    """The HUD process: the stub under uvicorn (HTTP/1.1) or granian (HTTP/2 and 1.1,
+    chosen by ALPN), or `crcr hud serve`."""
     tls = ["--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]
+    if kind == "stub-h2":
+        return [
+            *(sys.executable, "-m", "granian", "bench.hud_stub:app", "--interface", "asgi"),
+            *("--port", str(port), "--http", "auto", "--loop", "uvloop", "--no-ws"),
+            *("--ssl-certificate", str(cert), "--ssl-keyfile", str(key), "--log-level", "warning"),
+        ]
     if kind == "stub":
         return [
             *(sys.executable, "-m", "uvicorn", "bench.hud_stub:app", "--port", str(port)),
@@ -117,8 +128,8 @@ def main() -> None:
         at = argv.index("--hud")
         kind = argv[at + 1]
         del argv[at : at + 2]
-    if kind not in ("stub", "serve"):
-        raise SystemExit("--hud is stub or serve")
+    if kind not in HUD_KINDS:
+        raise SystemExit(f"--hud is one of {', '.join(HUD_KINDS)}")
     with https_hud(kind) as (url, cert):
         os.environ["SSL_CERT_FILE"] = str(cert)  # inherited by the relay's processes
         print(f"relay -> {kind} HUD at {url} (HTTPS)", flush=True)

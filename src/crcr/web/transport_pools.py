@@ -1,15 +1,15 @@
-"""Connections to one origin (the HUD, GitHub's API): httpx transports used directly.
+"""Connections to one origin (GitHub's API): httpx transports used directly.
 
-The relay sends few kinds of request to each of its origins: a POST of a JSON body to
-the HUD's ingestion URL, REST calls to GitHub. httpx's client wraps each request in
-layers these need none of (URL merging, cookies, auth and redirect hooks, the event
-hooks); measured alone
+GitHub's REST calls need none of the layers httpx's client wraps each request in (URL
+merging, cookies, auth and redirect hooks, the event hooks); measured alone
 (`bench.hud_clients`, 26 KB bodies over HTTPS, 64 in flight) the client costs ~1.2 ms of
 CPU per request and its public transport API (`AsyncHTTPTransport.handle_async_request`)
 ~0.9 ms; httpcore's pool used directly ~0.8 ms, but would trade httpx's exceptions and
-models for its own. Connections are spread over pools of `CONNECTIONS_PER_POOL`, as
-`crcr.web.http_pools.ClientPools` does: httpcore scans a pool's connections for each
-request, so many small pools cost less than one large one.
+models for its own. The HUD forward, one POST shape to one origin, went further, to
+aiohttp (`crcr.web.aiohttp_origin`); tests still lend these pools to it. Connections
+are spread over pools of `CONNECTIONS_PER_POOL`, as `crcr.web.http_pools.ClientPools`
+does: httpcore scans a pool's connections for each request, so many small pools cost
+less than one large one.
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+import aiohttp
 import httpx
 
 from crcr.config.settings import Settings
@@ -25,7 +26,8 @@ from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.results.metrics import HUD_FORWARDS
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
-from crcr.web.http_pools import ClientPools
+from crcr.web.aiohttp_origin import AiohttpOrigin
+from crcr.web.http_pools import KEEPALIVE_SECONDS, ClientPools
 from crcr.web.refusal import Refused
 from crcr.web.retry_policy import Backoff, retrying
 from crcr.web.transport_pools import TransportPools
@@ -121,11 +123,11 @@ in flight), so a forward neither waits for a connection nor opens one (a TLS han
 class HttpHudTransport:
     """POST bodies to `CRCR_HUD_URL` (e.g. PyTorch's HUD), with a short retry.
 
-    The transport owns its connections (`TransportPools`, httpx's transports without the
-    client's layers), apart from the relay's shared client: at 64 concurrent forwards one
-    large pool spent 44 % of the relay's time choosing a connection, and closed and
-    reopened connections beyond its keep-alive limit (docs/benchmarks.md, "Callbacks to
-    a HUD over HTTPS"). A client lent by a caller (tests) is used as a client.
+    The transport owns its connections (`AiohttpOrigin`: aiohttp's client, which cost a
+    fifth of httpx's CPU per 26 KB forward over HTTPS; docs/benchmarks.md, "The HTTPS
+    forward, alternatives measured"), apart from the relay's shared client. httpx's
+    transports (`TransportPools`) or a client lent by a caller (tests: an app in
+    process) are used as given.
     """
 
     wants_echoed_payload = True
@@ -135,7 +137,7 @@ class HttpHudTransport:
         self,
         url: str,
         token: str | None,
-        client: httpx.AsyncClient | ClientPools | TransportPools,
+        client: httpx.AsyncClient | ClientPools | TransportPools | AiohttpOrigin,
         *,
         attempts: int = 2,
         retry_delay: float = 0.2,
@@ -144,9 +146,9 @@ class HttpHudTransport:
         self._headers = {"content-type": "application/json"}
         if token:
             self._headers[HUD_TOKEN_HEADER] = token
-        self._pools: ClientPools | TransportPools = (
+        self._pools: ClientPools | TransportPools | AiohttpOrigin = (
             client
-            if isinstance(client, (ClientPools, TransportPools))
+            if isinstance(client, (ClientPools, TransportPools, AiohttpOrigin))
             else ClientPools([client], owned=False)
         )
         self._attempts = attempts
@@ -168,7 +170,7 @@ class HttpHudTransport:
                 # httpx's timeout covers each phase; this one bounds the whole exchange.
                 async with asyncio.timeout(remaining):
                     status, text = await self._post(content, remaining)
-            except (httpx.TransportError, TimeoutError) as exc:
+            except (httpx.TransportError, aiohttp.ClientError, TimeoutError) as exc:
                 raise HudUnreachable(f"{type(exc).__name__} talking to the HUD") from None
             if status >= 500:
                 raise HudUnreachable(f"the HUD answered HTTP {status}")
@@ -183,9 +185,9 @@ class HttpHudTransport:
         )
 
     async def _post(self, content: bytes, phase_seconds: float) -> tuple[int, str]:
-        """One POST, through httpx's transports directly (the relay's own connections)
-        or a client (lent by a caller)."""
-        if isinstance(self._pools, TransportPools):
+        """One POST, through the relay's own connections (aiohttp's, or httpx's
+        transports) or a client (lent by a caller)."""
+        if isinstance(self._pools, (AiohttpOrigin, TransportPools)):
             return await self._pools.post(
                 self._url, content, self._headers, phase_seconds=phase_seconds
             )
@@ -316,7 +318,7 @@ def forwarder_from_settings(
     """
     if settings.hud_url:
         token = settings.hud_token.get_secret_value() if settings.hud_token else None
-        pools = http or TransportPools.keep_alive(HUD_CONNECTIONS)
+        pools = http or AiohttpOrigin(HUD_CONNECTIONS, keepalive_seconds=KEEPALIVE_SECONDS)
         transport: HudTransport = HttpHudTransport(settings.hud_url, token, pools)
     elif ingestor is not None:
         transport = InProcessHudTransport(ingestor)
