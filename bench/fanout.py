@@ -1,13 +1,17 @@
 """Webhook fan-out: response time and GitHub calls per repo, cold and warm token caches.
 
-Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]`.
+Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]
+[--concurrency 100] [--state sqlite|redis --redis-url redis://127.0.0.1:6379/10]`.
 
 Everything talks real HTTP on loopback: the sandbox GitHub (every call answered after
 `--latency` seconds) runs in a child process, so its CPU is not charged to the relay; the
 relay runs under uvicorn in a thread, and this process posts signed webhooks to it as
 GitHub would. "Cold" is a relay
 started on an empty state store (no installation ids, tokens or App JWT cached); "warm"
-is the same relay after its first event.
+is the same relay after its first event, once its start-up work has settled (the
+sweeper's first pass follows every allowlisted repo's level: seconds of CPU at N = 1,000,
+a cost paid once per store, not per event). With `--state redis` each cold start
+flushes the Redis database it is given.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
@@ -42,6 +47,9 @@ from crcr.sandbox.webhooks import pull_request_event
 
 SECRET = "bench-secret"
 ORGS = 10
+QUIET_CPU_SHARE = 0.05
+"""A relay whose process used less than this share of a CPU for `QUIET_WINDOW` is settled."""
+QUIET_WINDOW = 0.5
 
 
 @dataclass
@@ -121,7 +129,25 @@ def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
         child.wait(timeout=30)
 
 
-def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RelaySetup:
+    """What the relay under test runs with, besides the sandbox it talks to."""
+
+    concurrency: int
+    redis_url: str | None
+
+
+def settle(limit: float = 60.0) -> None:
+    """Wait until this process's CPU goes quiet (the relay's start-up work is done)."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        cpu, wall = time.process_time(), time.monotonic()
+        time.sleep(QUIET_WINDOW)
+        if time.process_time() - cpu < QUIET_CPU_SHARE * (time.monotonic() - wall):
+            return
+
+
+def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup) -> dict[str, Any]:
     repos = bench_repos(n)
     cold: list[Sample] = []
     warm: list[Sample] = []
@@ -130,7 +156,11 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
         allowlist = Path(tmp) / "allowlist.yaml"
         allowlist.write_text("L2:\n" + "".join(f"  - {repo}\n" for repo in repos))
         for attempt in range(colds):
+            if setup.redis_url is not None:
+                redis.Redis.from_url(setup.redis_url).flushdb()
             settings = load_settings(
+                dispatch_concurrency=setup.concurrency,
+                redis_url=setup.redis_url,
                 webhook_secret=SECRET,
                 github_app_id=app_id,
                 github_app_private_key=pem,
@@ -165,6 +195,7 @@ async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list
 
         before = await calls()
         cold = Sample(await post_event(client, url, 1), await calls() - before)
+        await asyncio.to_thread(settle)
         warm = []
         for number in range(events):
             before = await calls()
@@ -181,18 +212,27 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--events", type=int, default=20, help="warm events per size")
     parser.add_argument("--colds", type=int, default=5, help="cold starts per size")
+    parser.add_argument(
+        "--concurrency", type=int, default=100, help="CRCR_DISPATCH_CONCURRENCY for the relay"
+    )
+    parser.add_argument("--state", choices=("sqlite", "redis"), default="sqlite")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
     parser.add_argument("--serve-sandbox", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_sandbox:
         serve_sandbox(args.serve_sandbox, args.latency)
         return
-    print(f"sandbox latency {args.latency * 1000:.0f} ms per call")
+    setup = RelaySetup(args.concurrency, args.redis_url if args.state == "redis" else None)
+    print(
+        f"sandbox latency {args.latency * 1000:.0f} ms per call; {args.state} state; "
+        f"dispatch concurrency {args.concurrency}"
+    )
     print(
         f"{'N':>5} {'cold p50':>9} {'cold p99':>9} {'calls/repo':>10} "
         f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10} {'relay CPU/repo':>14}"
     )
     for n in args.sizes:
-        r = run_size(n, args.latency, args.events, args.colds)
+        r = run_size(n, args.latency, args.events, args.colds, setup)
         print(
             f"{r['n']:>5} {r['cold_p50'] * 1000:>7.0f}ms {r['cold_p99'] * 1000:>7.0f}ms "
             f"{r['cold_calls_per_repo']:>10.2f} {r['warm_p50'] * 1000:>7.0f}ms "
