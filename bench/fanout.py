@@ -8,10 +8,9 @@ Everything talks real HTTP on loopback: the sandbox GitHub (every call answered 
 relay runs under uvicorn in a thread, and this process posts signed webhooks to it as
 GitHub would. "Cold" is a relay
 started on an empty state store (no installation ids, tokens or App JWT cached); "warm"
-is the same relay after its first event, once its start-up work has settled (the
-sweeper's first pass follows every allowlisted repo's level: seconds of CPU at N = 1,000,
-a cost paid once per store, not per event). With `--state redis` each cold start
-flushes the Redis database it is given.
+is the same relay after its first event, once its sweeper's first pass has followed
+every allowlisted repo's level (a cost paid once per store, not per event). With
+`--state redis` each cold start flushes the Redis database it is given.
 """
 
 from __future__ import annotations
@@ -39,17 +38,16 @@ from starlette.routing import Route
 
 from bench.serving import serve_in_thread
 from crcr.app import create_app
-from crcr.config.settings import load_settings
+from crcr.config.settings import Settings, load_settings
+from crcr.relay.levels.standing import LEVEL
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.webhooks import pull_request_event
+from crcr.stores.factory import open_state_store
 
 SECRET = "bench-secret"
 ORGS = 10
-QUIET_CPU_SHARE = 0.05
-"""A relay whose process used less than this share of a CPU for `QUIET_WINDOW` is settled."""
-QUIET_WINDOW = 0.5
 
 
 @dataclass
@@ -137,14 +135,22 @@ class RelaySetup:
     redis_url: str | None
 
 
-def settle(limit: float = 60.0) -> None:
-    """Wait until this process's CPU goes quiet (the relay's start-up work is done)."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        cpu, wall = time.process_time(), time.monotonic()
-        time.sleep(QUIET_WINDOW)
-        if time.process_time() - cpu < QUIET_CPU_SHARE * (time.monotonic() - wall):
-            return
+async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
+    """Wait until the relay's first sweeper pass has followed every repo's level.
+
+    That pass writes one level record and one episode per allowlisted repo (at N = 1,000,
+    tens of seconds on SQLite): a once-per-store start-up cost that would otherwise
+    land on the warm events.
+    """
+    store = await open_state_store(settings)
+    try:
+        deadline = time.monotonic() + limit
+        while len(await store.governance(LEVEL)) < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the relay's sweeper did not follow every level in time")
+            await asyncio.sleep(0.5)
+    finally:
+        await store.close()
 
 
 def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup) -> dict[str, Any]:
@@ -170,7 +176,7 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
             )
             with serve_in_thread(create_app(settings)) as relay_url:
                 cold_run, warm_run = asyncio.run(
-                    measure(sandbox_url, relay_url, events if attempt == 0 else 0)
+                    measure(sandbox_url, relay_url, events if attempt == 0 else 0, settings, n)
                 )
             cold.append(cold_run)
             warm.extend(warm_run)
@@ -186,7 +192,9 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
     }
 
 
-async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list[Sample]]:
+async def measure(
+    sandbox_url: str, url: str, events: int, settings: Settings, n: int
+) -> tuple[Sample, list[Sample]]:
     async with httpx.AsyncClient(timeout=120) as client:
 
         async def calls() -> int:
@@ -195,7 +203,8 @@ async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list
 
         before = await calls()
         cold = Sample(await post_event(client, url, 1), await calls() - before)
-        await asyncio.to_thread(settle)
+        if events:
+            await levels_followed(settings, n)
         warm = []
         for number in range(events):
             before = await calls()
