@@ -4,8 +4,9 @@ A fan-out sends one `repository_dispatch` per downstream repo, so the relay's CP
 dispatch is mostly the HTTP client's. Measured on loopback (`bench.github_clients`:
 1,000 POSTs of 25 KB, 100 in flight, a server answering after 50 ms; load 1.2), httpx's
 own transport on pools of 4 cost 0.80-0.89 ms of CPU per request, httpx over HTTP/2
-(`h2`, one connection) 1.24-1.26 ms, and this transport 0.42-0.44 ms. This keeps httpx's `Request`, `Response` and exceptions on
-every side of `GitHubHttp`, and lets aiohttp do the connection handling and the wire.
+(`h2`, one connection) 1.24-1.26 ms, and this transport 0.42-0.44 ms. This keeps
+httpx's `Request`, `Response` and exceptions on every side of `GitHubHttp`, and lets
+aiohttp do the connection handling and the wire.
 """
 
 from __future__ import annotations
