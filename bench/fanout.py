@@ -1,13 +1,16 @@
 """Webhook fan-out: response time and GitHub calls per repo, cold and warm token caches.
 
-Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]`.
+Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]
+[--concurrency 100] [--state sqlite|redis --redis-url redis://127.0.0.1:6379/10]`.
 
 Everything talks real HTTP on loopback: the sandbox GitHub (every call answered after
 `--latency` seconds) runs in a child process, so its CPU is not charged to the relay; the
 relay runs under uvicorn in a thread, and this process posts signed webhooks to it as
 GitHub would. "Cold" is a relay
 started on an empty state store (no installation ids, tokens or App JWT cached); "warm"
-is the same relay after its first event.
+is the same relay after its first event, once its sweeper's first pass has followed
+every allowlisted repo's level (a cost paid once per store, not per event). With
+`--state redis` each cold start flushes the Redis database it is given.
 """
 
 from __future__ import annotations
@@ -28,17 +31,20 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import redis
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from bench.serving import serve_in_thread
 from crcr.app import create_app
-from crcr.config.settings import load_settings
+from crcr.config.settings import Settings, load_settings
+from crcr.relay.levels.standing import LEVEL
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.webhooks import pull_request_event
+from crcr.stores.factory import open_state_store
 
 SECRET = "bench-secret"
 ORGS = 10
@@ -121,7 +127,33 @@ def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
         child.wait(timeout=30)
 
 
-def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
+@dataclass(frozen=True)
+class RelaySetup:
+    """What the relay under test runs with, besides the sandbox it talks to."""
+
+    concurrency: int
+    redis_url: str | None
+
+
+async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
+    """Wait until the relay's first sweeper pass has followed every repo's level.
+
+    That pass writes one level record and one episode per allowlisted repo (at N = 1,000,
+    tens of seconds on SQLite): a once-per-store start-up cost that would otherwise
+    land on the warm events.
+    """
+    store = await open_state_store(settings)
+    try:
+        deadline = time.monotonic() + limit
+        while len(await store.governance(LEVEL)) < n:
+            if time.monotonic() > deadline:
+                raise RuntimeError("the relay's sweeper did not follow every level in time")
+            await asyncio.sleep(0.5)
+    finally:
+        await store.close()
+
+
+def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup) -> dict[str, Any]:
     repos = bench_repos(n)
     cold: list[Sample] = []
     warm: list[Sample] = []
@@ -130,7 +162,11 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
         allowlist = Path(tmp) / "allowlist.yaml"
         allowlist.write_text("L2:\n" + "".join(f"  - {repo}\n" for repo in repos))
         for attempt in range(colds):
+            if setup.redis_url is not None:
+                redis.Redis.from_url(setup.redis_url).flushdb()
             settings = load_settings(
+                dispatch_concurrency=setup.concurrency,
+                redis_url=setup.redis_url,
                 webhook_secret=SECRET,
                 github_app_id=app_id,
                 github_app_private_key=pem,
@@ -140,7 +176,7 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
             )
             with serve_in_thread(create_app(settings)) as relay_url:
                 cold_run, warm_run = asyncio.run(
-                    measure(sandbox_url, relay_url, events if attempt == 0 else 0)
+                    measure(sandbox_url, relay_url, events if attempt == 0 else 0, settings, n)
                 )
             cold.append(cold_run)
             warm.extend(warm_run)
@@ -156,7 +192,9 @@ def run_size(n: int, latency: float, events: int, colds: int) -> dict[str, Any]:
     }
 
 
-async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list[Sample]]:
+async def measure(
+    sandbox_url: str, url: str, events: int, settings: Settings, n: int
+) -> tuple[Sample, list[Sample]]:
     async with httpx.AsyncClient(timeout=120) as client:
 
         async def calls() -> int:
@@ -165,6 +203,8 @@ async def measure(sandbox_url: str, url: str, events: int) -> tuple[Sample, list
 
         before = await calls()
         cold = Sample(await post_event(client, url, 1), await calls() - before)
+        if events:
+            await levels_followed(settings, n)
         warm = []
         for number in range(events):
             before = await calls()
@@ -181,18 +221,27 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.05)
     parser.add_argument("--events", type=int, default=20, help="warm events per size")
     parser.add_argument("--colds", type=int, default=5, help="cold starts per size")
+    parser.add_argument(
+        "--concurrency", type=int, default=100, help="CRCR_DISPATCH_CONCURRENCY for the relay"
+    )
+    parser.add_argument("--state", choices=("sqlite", "redis"), default="sqlite")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
     parser.add_argument("--serve-sandbox", type=int, metavar="N", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_sandbox:
         serve_sandbox(args.serve_sandbox, args.latency)
         return
-    print(f"sandbox latency {args.latency * 1000:.0f} ms per call")
+    setup = RelaySetup(args.concurrency, args.redis_url if args.state == "redis" else None)
+    print(
+        f"sandbox latency {args.latency * 1000:.0f} ms per call; {args.state} state; "
+        f"dispatch concurrency {args.concurrency}"
+    )
     print(
         f"{'N':>5} {'cold p50':>9} {'cold p99':>9} {'calls/repo':>10} "
         f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10} {'relay CPU/repo':>14}"
     )
     for n in args.sizes:
-        r = run_size(n, args.latency, args.events, args.colds)
+        r = run_size(n, args.latency, args.events, args.colds, setup)
         print(
             f"{r['n']:>5} {r['cold_p50'] * 1000:>7.0f}ms {r['cold_p99'] * 1000:>7.0f}ms "
             f"{r['cold_calls_per_repo']:>10.2f} {r['warm_p50'] * 1000:>7.0f}ms "

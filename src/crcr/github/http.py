@@ -12,8 +12,10 @@ import httpx
 
 from crcr import __version__
 from crcr.github import rate_limit
+from crcr.github.aiohttp_transport import AiohttpTransport
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
+from crcr.web.http_pools import KEEPALIVE_SECONDS
 from crcr.web.transport_pools import TransportPools
 
 API_VERSION = "2022-11-28"
@@ -43,8 +45,10 @@ class GitHubHttp:
     Every attempt has its own deadline (`timeout`, enforced around the whole attempt, not
     only per socket read); 5xx, 429, throttling 403s, timeouts and connection errors are
     retried with full-jitter backoff, waiting exactly as long as GitHub asks when it does.
-    Requests are built here and sent on the transports directly: httpx's client layers
-    were most of a dispatch's CPU in the fan-out's profile (docs/benchmarks.md, issue 34).
+    Requests are built here and sent on the transport directly: httpx's client layers
+    were most of a dispatch's CPU in the fan-out's profile, and its connection handling
+    most of the rest, so the wire is aiohttp's (`AiohttpTransport`; docs/benchmarks.md,
+    issue 34). `transport`, if given, replaces it (tests: an app in process, a mock).
     """
 
     def __init__(
@@ -72,7 +76,14 @@ class GitHubHttp:
             "user-agent": f"crcr/{__version__}",
         }
         self._timeouts = httpx.Timeout(timeout).as_dict()
-        self._pools = TransportPools.keep_alive(max_connections, transport=transport)
+        self._pools = TransportPools(
+            [
+                transport
+                or AiohttpTransport(
+                    connections=max_connections, keepalive_seconds=KEEPALIVE_SECONDS
+                )
+            ]
+        )
 
     async def request(
         self,

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import re
-from typing import Any
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -23,15 +21,6 @@ def _api_path(scope: Scope) -> str:
     if root and path.startswith(root):
         path = path[len(root) :]
     return path or "/"
-
-
-def _parse_json(body: bytes) -> Any:
-    if not body:
-        return None
-    try:
-        return json.loads(body)
-    except ValueError:
-        return None
 
 
 class TrafficMiddleware:
@@ -76,7 +65,6 @@ class TrafficMiddleware:
                 answer.append(message.get("body", b""))
             await send(message)
 
-        logged_body = _parse_json(body)
         try:
             if decision.delay > 0:
                 await asyncio.sleep(decision.delay)
@@ -96,11 +84,11 @@ class TrafficMiddleware:
                     query=scope.get("query_string", b"").decode("latin-1"),
                     repo=repo,
                     status=status,
-                    json=logged_body,
+                    body=body,
                     timestamp=self.github.clock(),
                     faulted=decision.answer is not None or decision.delay > 0,
                     headers=_loggable_headers(scope),
-                    answer=_parse_json(b"".join(answer)),
+                    answer_body=b"".join(answer),
                 )
             )
 
