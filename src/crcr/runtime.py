@@ -34,7 +34,8 @@ from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.budgets.merge_queue import MergeQueue
-from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
+from crcr.relay.budgets.supersession import Supersession
+from crcr.relay.callback.deps import HOOK_BUDGET, MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.culprits.aa import AaSender
@@ -198,6 +199,16 @@ async def open_runtime(
     )
     gate = BudgetGate.on_github(cap, source.get, github)
     gate.merge_queue = merge_queue
+    supersession = Supersession(
+        store,
+        fanout,
+        forwarder,
+        record_ttl=settings.status_ttl,
+        hook_budget=HOOK_BUDGET,
+        hooks=[checks.on_accepted, cap.on_job],
+        leave_cap=cap.leave,
+        clock=clock,
+    )
     rerunner = Rerunner(github, source.get, settings.upstream_repo)
     buttons = Buttons(rerunner.handle, store, settings.upstream_repo, clock=clock)
     checks.oncall.snoozed = buttons.snoozed
@@ -216,6 +227,7 @@ async def open_runtime(
         pull_request_seen=governance.pull_request_seen,
         budget=gate,
         merge_group_seen=merge_queue.destroyed,
+        head_dispatched=supersession.dispatched,
     )
     callback = CallbackDeps(
         store=store,
@@ -269,6 +281,7 @@ async def open_runtime(
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
         clock=clock,
+        supersede=supersession.finalise_overdue,
     )
     forwarder.on_queued = sweeper.nudge
     cap.nudge = sweeper.nudge

@@ -185,6 +185,10 @@ class CheckPublisher:
         job = event.job
         if job.dispatch.context.event_type in RELAY_OWN_EVENTS:
             return  # a probe, bisection step or A/A run is the relay's, not the upstream's
+        if job.dispatch.superseded_by is not None and job.state is not JobState.SUPERSEDED:
+            # A superseded job's late report (SPEC §15): its check run was concluded
+            # `cancelled` when a newer head came; a new one would undo that.
+            return
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
                 await self.oncall.follow_below_l3(report_from_job(job))
@@ -302,7 +306,9 @@ class CheckPublisher:
             self._audit.record(entry)
         repo = _spelling(allowlist, report.repo)
         conclusion = noted_conclusion(report.check_conclusion, notes)
-        if conclusion in FAILING_CONCLUSIONS:
+        if report.superseded_by is not None:
+            pass  # nobody's to answer for a head nobody will look at: no oncall comment
+        elif conclusion in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, repo, cause=item_id)
         elif conclusion is not None:
             await self.oncall.update(report, repo, cause=item_id)
