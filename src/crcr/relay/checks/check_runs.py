@@ -19,6 +19,7 @@ from crcr.relay.allowlist.model import Level, check_run_label
 from crcr.relay.checks.check_actions import CHECK_RUN_ACTIONS
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
+from crcr.relay.jobs.dispatch import RELAY_OWN_EVENTS
 from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.web.web_urls import is_web_url
@@ -139,6 +140,15 @@ def report_from_job(job: Job) -> CheckReport:
         started_at=None if job.in_progress_at is None else float(job.in_progress_at),
         superseded_by=job.dispatch.superseded_by if job.state is JobState.SUPERSEDED else None,
     )
+
+
+def shows_nothing_upstream(job: Job) -> bool:
+    """Whether a job's transition puts nothing on the upstream: a probe, bisection step,
+    A/A run or cancel is the relay's own; a superseded job's late report would undo the
+    `cancelled` check run its supersession left (SPEC §15)."""
+    if job.dispatch.context.event_type in RELAY_OWN_EVENTS:
+        return True
+    return job.dispatch.superseded_by is not None and job.state is not JobState.SUPERSEDED
 
 
 def check_run_name(repo: str, workflow_name: str, job_name: str) -> str:
