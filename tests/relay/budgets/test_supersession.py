@@ -8,6 +8,7 @@ jobs report late is accepted but counted in no pass rate. Run on Redis and SQLit
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -86,7 +87,7 @@ async def test_five_heads_in_a_row_leave_one_live_head_and_four_cancels(
         # One live head per backend: every older dispatch record is closed by its successor.
         store = first.runtime.store
         for repo in (CAPPED, OPEN):
-            for older, newer, sha in zip(deliveries, deliveries[1:], HEADS[1:], strict=False):
+            for older, sha in zip(deliveries, HEADS[1:], strict=False):
                 record = await store.get_dispatch(older, repo)
                 assert record is not None
                 assert (record["status"], record["superseded_by"]) == ("superseded", sha)
@@ -105,7 +106,7 @@ async def test_five_heads_in_a_row_leave_one_live_head_and_four_cancels(
             assert all(c["payload"]["repository"]["full_name"] == UPSTREAM for c in sent)
 
         # Each old head's L4 check run concluded `cancelled`, once, naming its successor.
-        for sha, newer in zip(HEADS, HEADS[1:], strict=False):
+        for sha, newer in itertools.pairwise(HEADS):
             runs = check_runs_on(first, sha)
             assert [(r["status"], r.get("conclusion")) for r in runs] == [
                 ("in_progress", None),
