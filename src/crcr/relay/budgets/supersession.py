@@ -112,7 +112,12 @@ class Supersession:
         self, delivery_id: str, context: UpstreamContext, repos: Sequence[str]
     ) -> int:
         """After a fan-out sent (or queued) this head to `repos`: it is their live head
-        now; returns how many dispatches it superseded. One store step for all repos."""
+        now; returns how many dispatches it superseded.
+
+        One store step moves every backend's head; only a superseding synchronize costs
+        more: a read per replaced dispatch, then one write and one `crcr_cancel` fan-out
+        per replaced delivery (usually one: the previous head, sent to every backend).
+        """
         supersede = supersedes_heads(context)
         if supersede is None or not repos:
             return 0
@@ -121,39 +126,51 @@ class Supersession:
         replaced = await self.store.move_pull_heads(
             pull_of(context), head, list(spelled), supersede=supersede, ttl=self.record_ttl
         )
-        count = 0
+        closing: dict[str, list[tuple[DispatchRecord, list[Job]]]] = {}
         for repo, old in sorted(replaced.items()):
-            if await self.supersede(spelled.get(repo, repo), old["delivery_id"], context.head_sha):
-                count += 1
-        return count
+            found = await self._closable(spelled.get(repo, repo), old["delivery_id"])
+            if found is not None:
+                closing.setdefault(old["delivery_id"], []).append(found)
+        for old_delivery, group in closing.items():
+            await self._close(old_delivery, group, context.head_sha)
+        return sum(len(group) for group in closing.values())
 
-    async def supersede(self, repo: str, delivery_id: str, new_sha: str) -> bool:
-        """Close one dispatch for `new_sha`, unless it is gone, failed or finished."""
+    async def _closable(
+        self, repo: str, delivery_id: str
+    ) -> tuple[DispatchRecord, list[Job]] | None:
+        """The dispatch and its reported jobs, unless it is gone, failed or finished."""
         raw = await self.store.get_dispatch(delivery_id, repo)
         if raw is None:
-            return False  # never sent: it waited in line and the newer head took its place
+            return None  # never sent: it waited in line and the newer head took its place
         record = DispatchRecord.from_store(raw)
         own = record.context.event_type in RELAY_OWN_EVENTS
         if own or record.status is DispatchStatus.FAILED or record.superseded_by is not None:
-            return False
+            return None
         jobs = await self._jobs_of(record)
-        if not unfinished([job.state for job in jobs]):
-            return False
-        closed = record.superseded(new_sha)
-        changes = {"status": str(closed.status), "superseded_by": new_sha}
-        await self.store.update_dispatch(delivery_id, repo, changes, self.record_ttl)
+        return (record, jobs) if unfinished([job.state for job in jobs]) else None
+
+    async def _close(
+        self, delivery_id: str, group: list[tuple[DispatchRecord, list[Job]]], new_sha: str
+    ) -> None:
+        """Close one delivery's dispatches to these backends for `new_sha`: records,
+        `crcr_cancel`s, slots, then each running job."""
+        changes = {"status": str(DispatchStatus.SUPERSEDED), "superseded_by": new_sha}
+        closed = [(record.superseded(new_sha), jobs) for record, jobs in group]
+        await self.store.update_dispatches(
+            delivery_id, {record.repo: changes for record, _ in closed}, self.record_ttl
+        )
         log.info(
             "dispatch superseded by %s",
             new_sha[:7],
-            extra={"delivery_id": delivery_id, "repo": repo},
+            extra={"delivery_id": delivery_id, "repos": [record.repo for record, _ in closed]},
         )
-        await self._cancel(closed)
-        if self.leave_cap is not None:
-            await self.leave_cap(repo, delivery_id)
-        for job in jobs:
-            if job.state is JobState.IN_PROGRESS:
-                await self.supersede_job(job, closed)
-        return True
+        await self._cancel([record for record, _ in closed])
+        for record, jobs in closed:
+            if self.leave_cap is not None:
+                await self.leave_cap(record.repo, delivery_id)
+            for job in jobs:
+                if job.state is JobState.IN_PROGRESS:
+                    await self.supersede_job(job, record)
 
     async def supersede_job(self, job: Job, closed: DispatchRecord) -> bool:
         """Move one running job to SUPERSEDED: its HUD row first (queued, as the sweeper's
@@ -192,23 +209,25 @@ class Supersession:
                 jobs.append(job)
         return jobs
 
-    async def _cancel(self, closed: DispatchRecord) -> None:
-        """Tell the downstream it may cancel: once per superseded dispatch, retried from
-        the dispatch queue when GitHub fails it."""
-        cancel_id = f"{CANCEL_PREFIX}{closed.delivery_id}"
+    async def _cancel(self, closed: Sequence[DispatchRecord]) -> None:
+        """Tell the downstreams they may cancel: once per superseded dispatch (the cancel
+        record's put claims it), retried from the dispatch queue when GitHub fails it.
+        `closed` share one delivery, so one payload serves them all."""
+        first = closed[0]
+        cancel_id = f"{CANCEL_PREFIX}{first.delivery_id}"
         context = UpstreamContext(
-            closed.context.upstream_repo,
+            first.context.upstream_repo,
             CANCEL_EVENT,
-            closed.context.head_sha,
-            closed.context.pr_number,
+            first.context.head_sha,
+            first.context.pr_number,
         )
         await dispatch_to_downstreams(
             self.fanout,
             delivery_id=cancel_id,
             context=context,
-            client_payload=cancel_payload(closed, cancel_id),
+            client_payload=cancel_payload(first, cancel_id),
             trimmed=False,
-            repos=[closed.repo],
+            repos=[record.repo for record in closed],
         )
 
     async def finalise_overdue(self, job: Job) -> bool:
