@@ -142,3 +142,8 @@ async def test_five_heads_in_a_row_leave_one_live_head_and_four_cancels(
         for backend in view["backends"]:
             by_sha = {job["head_sha"]: job for job in backend["jobs"]}
             assert [by_sha[sha]["superseded_by"] for sha in HEADS] == [*HEADS[1:], None]
+        pr_page = (await first.client.get(f"/crcr/pr/{PR}")).text
+        backend_page = (await first.client.get(f"/crcr/{CAPPED}")).text
+        for newer in HEADS[1:]:  # "superseded by <sha7>" on both pages
+            assert f"superseded by {newer[:7]}" in pr_page
+            assert f"superseded by {newer[:7]}" in backend_page
