@@ -34,6 +34,7 @@ from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.budgets.merge_queue import MergeQueue
+from crcr.relay.budgets.skip_notice import http_notice, in_process_notice
 from crcr.relay.budgets.supersession import Supersession
 from crcr.relay.callback.deps import HOOK_BUDGET, MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
@@ -199,6 +200,11 @@ async def open_runtime(
     )
     gate = BudgetGate.on_github(cap, source.get, github)
     gate.merge_queue = merge_queue
+    if hud is not None:
+        gate.skips_seen = in_process_notice(hud.ingestor.record_path_skips)
+    elif settings.hud_url:
+        token = settings.hud_token.get_secret_value() if settings.hud_token else None
+        gate.skips_seen = http_notice(http, settings.hud_url, token, settings.hud_timeout)
     supersession = Supersession(
         store,
         fanout,
