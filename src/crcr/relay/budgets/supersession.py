@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from crcr.relay.jobs.dispatch import (
     CANCEL_EVENT,
@@ -115,8 +115,9 @@ class Supersession:
         now; returns how many dispatches it superseded.
 
         One store step moves every backend's head; only a superseding synchronize costs
-        more: a read per replaced dispatch, then one write and one `crcr_cancel` fan-out
-        per replaced delivery (usually one: the previous head, sent to every backend).
+        more: per replaced delivery (usually one: the previous head, sent to every
+        backend) one read of its records, one write and one `crcr_cancel` fan-out, and
+        per replaced backend one read of its head's job summaries.
         """
         supersede = supersedes_heads(context)
         if supersede is None or not repos:
@@ -126,20 +127,24 @@ class Supersession:
         replaced = await self.store.move_pull_heads(
             pull_of(context), head, list(spelled), supersede=supersede, ttl=self.record_ttl
         )
-        closing: dict[str, list[tuple[DispatchRecord, list[Job]]]] = {}
+        by_delivery: dict[str, list[str]] = {}
         for repo, old in sorted(replaced.items()):
-            found = await self._closable(spelled.get(repo, repo), old["delivery_id"])
-            if found is not None:
-                closing.setdefault(old["delivery_id"], []).append(found)
+            by_delivery.setdefault(old["delivery_id"], []).append(spelled.get(repo, repo))
+        closing: dict[str, list[tuple[DispatchRecord, list[Job]]]] = {}
+        for old_delivery, old_repos in by_delivery.items():
+            records = await self.store.get_dispatches(old_delivery, old_repos)
+            for repo in old_repos:
+                found = await self._closable(records.get(repo))
+                if found is not None:
+                    closing.setdefault(old_delivery, []).append(found)
         for old_delivery, group in closing.items():
             await self._close(old_delivery, group, context.head_sha)
         return sum(len(group) for group in closing.values())
 
     async def _closable(
-        self, repo: str, delivery_id: str
+        self, raw: Mapping[str, Any] | None
     ) -> tuple[DispatchRecord, list[Job]] | None:
         """The dispatch and its reported jobs, unless it is gone, failed or finished."""
-        raw = await self.store.get_dispatch(delivery_id, repo)
         if raw is None:
             return None  # never sent: it waited in line and the newer head took its place
         record = DispatchRecord.from_store(raw)
