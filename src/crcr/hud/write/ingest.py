@@ -28,7 +28,7 @@ from crcr.failure_detail.visible_text import visible
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
-from crcr.hud.write.path_skips import PathSkips, record_path_skips
+from crcr.hud.write.path_skips import PathSkips, store_path_skips
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.writer import write_reports
 from crcr.web.refusal import Invalid
@@ -344,11 +344,8 @@ class HudIngestor:
         return len(reports)
 
     async def record_path_skips(self, skips: PathSkips) -> int:
-        """Keep a PR head's path-skipped backends (SPEC §15), under the writer lock."""
-        if self._engine.dialect.name != "sqlite":
-            return await to_thread.run_sync(record_path_skips, self._engine, skips, self._clock())
-        async with sqlite_writer_lock(self._engine).held_async():
-            return record_path_skips(self._engine, skips, self._clock())
+        """Keep a PR head's path-skipped backends (SPEC §15)."""
+        return await store_path_skips(self._engine, skips, self._clock())
 
     async def _write(self, reports: list[tuple[JobReport, datetime]]) -> list[str | Exception]:
         """Write one batch: on SQLite in the event loop's thread, elsewhere in a worker thread.

@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from anyio import to_thread
 from sqlalchemy import Engine, select
 
+from crcr.hud.db import sqlite_writer_lock
 from crcr.hud.models import PATH_SKIPS
 from crcr.web.refusal import Invalid
 
@@ -101,6 +103,14 @@ def record_path_skips(engine: Engine, skips: PathSkips, now: datetime) -> int:
             )
             added += 1
     return added
+
+
+async def store_path_skips(engine: Engine, skips: PathSkips, now: datetime) -> int:
+    """`record_path_skips` off the event loop; on SQLite under the writers' lock."""
+    if engine.dialect.name != "sqlite":
+        return await to_thread.run_sync(record_path_skips, engine, skips, now)
+    async with sqlite_writer_lock(engine).held_async():
+        return record_path_skips(engine, skips, now)
 
 
 def skipped_heads(engine: Engine, number: int) -> Sequence[tuple[str, str]]:
