@@ -58,6 +58,8 @@ def parse_path_skips(body: Any) -> PathSkips:
     if not isinstance(body, Mapping):
         raise Invalid("body must be an object")
     number = body.get("pr_number")
+    if isinstance(number, float) and number.is_integer() and abs(number) < 2**53:
+        number = int(number)  # JSON (and JSON Schema) read `5.0` as `5`
     if isinstance(number, bool) or not isinstance(number, int) or not 0 < number < 2**31:
         raise Invalid("pr_number must be a positive integer")
     skipped = body.get("skipped")
