@@ -34,7 +34,9 @@ from crcr.relay.budgets.buttons import Buttons
 from crcr.relay.budgets.cap import DispatchCap
 from crcr.relay.budgets.gate import BudgetGate
 from crcr.relay.budgets.merge_queue import MergeQueue
-from crcr.relay.callback.deps import MAX_FORWARD_BUDGET, CallbackDeps
+from crcr.relay.budgets.skip_notice import http_notice, in_process_notice
+from crcr.relay.budgets.supersession import Supersession
+from crcr.relay.callback.deps import HOOK_BUDGET, MAX_FORWARD_BUDGET, CallbackDeps
 from crcr.relay.checks.confirmer import ConclusionConfirmer
 from crcr.relay.checks.publisher import CheckPublisher
 from crcr.relay.culprits.aa import AaSender
@@ -198,6 +200,21 @@ async def open_runtime(
     )
     gate = BudgetGate.on_github(cap, source.get, github)
     gate.merge_queue = merge_queue
+    if hud is not None:
+        gate.skips_seen = in_process_notice(hud.ingestor.record_path_skips)
+    elif settings.hud_url:
+        token = settings.hud_token.get_secret_value() if settings.hud_token else None
+        gate.skips_seen = http_notice(http, settings.hud_url, token, settings.hud_timeout)
+    supersession = Supersession(
+        store,
+        fanout,
+        forwarder,
+        record_ttl=settings.status_ttl,
+        hook_budget=HOOK_BUDGET,
+        hooks=[checks.on_accepted, cap.on_job],
+        leave_cap=cap.leave,
+        clock=clock,
+    )
     rerunner = Rerunner(github, source.get, settings.upstream_repo)
     buttons = Buttons(rerunner.handle, store, settings.upstream_repo, clock=clock)
     checks.oncall.snoozed = buttons.snoozed
@@ -216,6 +233,7 @@ async def open_runtime(
         pull_request_seen=governance.pull_request_seen,
         budget=gate,
         merge_group_seen=merge_queue.destroyed,
+        head_dispatched=supersession.dispatched,
     )
     callback = CallbackDeps(
         store=store,
@@ -269,6 +287,7 @@ async def open_runtime(
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
         clock=clock,
+        supersede=supersession.finalise_overdue,
     )
     forwarder.on_queued = sweeper.nudge
     cap.nudge = sweeper.nudge

@@ -38,6 +38,7 @@ PER_INVOCATION = {
     ("init downstream", "callback_url"),
     ("init downstream", "action"),
     ("init downstream", "repo"),
+    ("init downstream", "cancel_on_supersede"),
     ("demo", "duration"),
     ("demo", "rate"),
     ("demo", "speed"),

@@ -364,3 +364,33 @@ async def test_the_reads_answer_empty_for_numbers_the_database_cannot_hold(
 
     assert view.backends == ()
     assert page is not None and page.rows == () and page.pagination.total_rows == 1
+
+
+async def test_path_skips_over_http_show_on_the_pr_view_and_need_the_token(
+    client: httpx.AsyncClient,
+) -> None:
+    notice = {
+        "upstream_repo": "pytorch/pytorch",
+        "pr_number": 101,
+        "head_sha": "d0c5" * 10,
+        "delivery_id": "d-1",
+        "skipped": ["acme/xpu"],
+    }
+    refused = await client.post("/api/crcr/path-skips", json=notice)
+    assert refused.status_code == 401
+    bad = await client.post(
+        "/api/crcr/path-skips",
+        json={**notice, "pr_number": "x"},
+        headers={"x-hud-internal-bot": TOKEN},
+    )
+    assert (bad.status_code, "pr_number" in bad.json()["detail"]) == (400, True)
+
+    sent = await client.post(
+        "/api/crcr/path-skips", json=notice, headers={"x-hud-internal-bot": TOKEN}
+    )
+
+    assert sent.json() == {"ok": True, "recorded": 1}
+    view = (await client.get("/api/crcr/pr/101")).json()
+    assert view["skipped"] == [
+        {"repo": "acme/xpu", "head_sha": "d0c5" * 10, "reason": "skipped: no matching paths"}
+    ]

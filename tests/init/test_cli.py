@@ -278,3 +278,24 @@ def test_the_default_action_is_named_with_how_to_use_another(
 
     assert f"use {DEFAULT_ACTION}" in default and "--action OWNER/REPO" in default
     assert f"use {ACTION}" in own and "--action OWNER/REPO" not in own
+
+
+def test_cancel_on_supersede_writes_the_companion_that_cancels_a_superseded_heads_runs(
+    app: typer.Typer, tmp_path: Path
+) -> None:
+    result = init(app, tmp_path, "--action", ACTION, "--cancel-on-supersede")
+
+    assert result.exit_code == 0, result.output
+    written = tmp_path / ".github/workflows/crcr-cancel.yml"
+    assert f"wrote {written} (template cancel-on-supersede)" in result.output
+    cancel: dict[str, Any] = yaml.safe_load(written.read_text())
+    cancel["on"] = cancel.pop(True)
+    assert cancel["on"]["repository_dispatch"]["types"] == ["crcr_cancel"]  # SPEC §15
+    assert cancel["permissions"] == {"actions": "write"}
+    (step,) = cancel["jobs"]["cancel"]["steps"]
+    assert step["env"]["DELIVERY_ID"] == "${{ github.event.client_payload.cancel.delivery_id }}"
+    assert "gh run cancel" in step["run"]
+    assert '--arg title "crcr $DELIVERY_ID"' in step["run"]
+    # ... and the main workflow names its runs the way the companion looks them up.
+    main = load_workflow(tmp_path)
+    assert main["run-name"] == "crcr ${{ github.event.client_payload.delivery_id || 'by hand' }}"

@@ -244,8 +244,29 @@ class Governance(RuleBasedStateMachine):
     @rule()
     @counted
     def synchronize(self) -> None:
+        """A new head: the older head's jobs still running are superseded (SPEC §15)."""
+        older = self.head
         self.run(self._push("synchronize"))
+        self.run(self.world.settle())
+        for (head, repo, job), model in self.jobs.items():
+            if head == older and model.running and self._superseded(repo, job, head):
+                model.running = False
+                model.results[model.attempt] = "cancelled"
         self.settled = False
+
+    def _superseded(self, repo: str, job: str, head: str) -> bool:
+        """Whether the HUD shows the job's latest attempt superseded: which running jobs
+        the relay finds is its own business (it knows those it keeps summaries of)."""
+        hud = self.world.runtime.hud
+        assert hud is not None
+        query = (
+            select(JOBS.c.superseded_by)
+            .where(JOBS.c.downstream_repo == repo, JOBS.c.job_name == job)
+            .where(JOBS.c.head_sha == head)
+            .order_by(JOBS.c.run_attempt.desc(), JOBS.c.id.desc())
+        )
+        with hud.engine.connect() as connection:
+            return connection.execute(query).scalars().first() is not None
 
     @precondition(lambda self: not self.labelled and not self.closed)
     @rule()

@@ -292,6 +292,35 @@ async def test_closing_a_pr_cancels_its_running_jobs_and_drops_queued_ones(
     assert len(ci.runs()) == 2, "a closed dispatch starts no run of its own"
 
 
+async def test_a_crcr_cancel_cancels_the_superseded_deliverys_run_only(
+    github: SandboxGitHub,
+    issuer: SandboxIssuer,
+    relay_client: httpx.AsyncClient,
+    callbacks: Callbacks,
+) -> None:
+    spec = WorkflowSpec("npu-ci", jobs=(JobSpec("test", FOREVER),))
+    async with simulated_ci(github, issuer, relay_client, spec) as ci:
+        old, new = pr_dispatch(5, "opened"), pr_dispatch(5, "synchronize")
+        github.record_dispatch(old)
+        github.record_dispatch(new)
+        await eventually(lambda: len(callbacks.received) == 2)
+        cancel = {
+            "event_type": "crcr_cancel",
+            "delivery_id": "crcr-cancel-x",
+            "payload": {"repository": {"full_name": UPSTREAM}},
+            "cancel": {"delivery_id": old.client_payload["delivery_id"], "head_sha": HEAD_SHA},
+        }
+        github.record_dispatch(Dispatch(BACKEND, "crcr_cancel", cancel, time.time()))
+        await eventually(lambda: len(callbacks.received) == 3)
+        old_run, new_run = ci.runs()
+    last = callbacks.received[-1]["body"]
+    assert last["delivery_id"] == old.client_payload["delivery_id"]
+    assert last["workflow"]["conclusion"] == "cancelled"
+    assert github.repo(BACKEND).workflow_runs[old_run.run_id].conclusion == "cancelled"
+    assert github.repo(BACKEND).workflow_runs[new_run.run_id].status == "in_progress"
+    assert len(ci.runs()) == 2, "a crcr_cancel starts no run of its own"
+
+
 async def test_a_queued_job_of_a_closed_pr_never_reports(
     github: SandboxGitHub,
     issuer: SandboxIssuer,

@@ -53,3 +53,14 @@ async def test_an_empty_dispatch_record_still_exists(store: Dispatches) -> None:
     assert await store.put_dispatch("d1", "org/a", {}, TTL) is True
     assert await store.get_dispatch("d1", "org/a") == {}
     assert await store.put_dispatch("d1", "org/a", {}, TTL) is False
+
+
+async def test_dispatch_records_are_read_in_batches_leaving_out_missing_ones(
+    store: Dispatches,
+) -> None:
+    await store.put_dispatches("d-9", {"org/a": {"n": 1}, "org/b": {"n": 2}}, TTL)
+
+    found = await store.get_dispatches("d-9", ["org/a", "org/b", "org/missing"])
+
+    assert found == {"org/a": {"n": 1}, "org/b": {"n": 2}}
+    assert await store.get_dispatches("d-9", []) == {}

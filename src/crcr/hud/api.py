@@ -23,6 +23,7 @@ from crcr.hud.reads.periodic import PeriodicRow
 from crcr.hud.reads.pr import MAX_PR_NUMBER, PrView
 from crcr.hud.reads.summary import Summary
 from crcr.hud.write.ingest import HudIngestor
+from crcr.hud.write.path_skips import PathSkips, parse_path_skips
 from crcr.web.error_bodies import ErrorBody
 from crcr.web.http_body import BodyCut, BodyTooLarge, read_capped_body
 from crcr.web.json_body import InvalidJson, load_json
@@ -83,6 +84,16 @@ async def _read_capped(request: Request) -> bytes:
         raise HTTPException(400, "client disconnected") from None
 
 
+def _path_skips_of(raw: bytes) -> PathSkips:
+    """A path-skips notice, or the 400 naming what is wrong with it."""
+    try:
+        return parse_path_skips(load_json(raw))
+    except InvalidJson as exc:
+        raise HTTPException(400, f"body: {exc}") from None
+    except Refused as exc:
+        raise HTTPException(exc.status_code, exc.detail) from None
+
+
 def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
     """The `/api/crcr/*` routes, reading the composed HUD through `get_hud`."""
     router = APIRouter(prefix="/api/crcr", tags=["hud"])
@@ -102,6 +113,13 @@ def hud_api_router(get_hud: Callable[[Request], HudServices]) -> APIRouter:
         except Refused as exc:
             raise HTTPException(exc.status_code, exc.detail) from None
         return IngestResponse(ok=True, outcome=result.outcome, job_key=result.job_key)
+
+    @router.post("/path-skips")
+    async def path_skips(request: Request, hud: HudDep) -> dict[str, Any]:
+        """Record the backends a PR head skipped by their paths (SPEC §15; our relay's)."""
+        _authorise(hud, request.headers.get(BOT_HEADER))
+        skips = _path_skips_of(await _read_capped(request))
+        return {"ok": True, "recorded": await hud.ingestor.record_path_skips(skips)}
 
     @router.get("/summary", response_model=Summary)
     async def summary(hud: HudDep, days: Days = 7, event_type: EventType = None) -> Summary:

@@ -61,7 +61,9 @@ class JobExecution(Base):
     `activity_at` are the rollup bucket the row currently counts in. `failed_tests` and
     `triage_verdict` are the downstream's claims as JSON text (SPEC §11, bounded on
     ingest); `confirmed` and `github_conclusion` are what GitHub said of the job;
-    `expected_conclusion` what the job said it should conclude (SPEC §13, canary probes).
+    `expected_conclusion` what the job said it should conclude (SPEC §13, canary probes);
+    `superseded_by` the newer head of its PR that superseded it (SPEC §15): no pass rate
+    counts such a row.
     """
 
     __tablename__ = "hud_jobs"
@@ -98,6 +100,7 @@ class JobExecution(Base):
     confirmed: Mapped[bool | None] = mapped_column(Boolean)
     github_conclusion: Mapped[str | None] = mapped_column(String(30))
     expected_conclusion: Mapped[str | None] = mapped_column(String(30))
+    superseded_by: Mapped[str | None] = mapped_column(String(64))
     received_at: Mapped[datetime] = mapped_column(UtcDateTime)
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime)
     activity_at: Mapped[datetime] = mapped_column(UtcDateTime)
@@ -299,6 +302,22 @@ class LevelSeen(Base):
     last_seen_at: Mapped[datetime] = mapped_column(UtcDateTime)
 
 
+class PathSkip(Base):
+    """A backend the relay did not dispatch a PR head to: it touches none of its paths
+    (SPEC §15 `paths` / `paths_ignore`). The PR view says "skipped: no matching paths"."""
+
+    __tablename__ = "hud_path_skips"
+
+    upstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    head_sha: Mapped[str] = mapped_column(String(64), primary_key=True)
+    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
+    delivery_id: Mapped[str] = mapped_column(String(200))
+    skipped_at: Mapped[datetime] = mapped_column(UtcDateTime)
+
+    __table_args__ = (Index("ix_hud_path_skips_pr", "pr_number"),)
+
+
 # The tables themselves, for Core statements (the write path and the views use Core).
 JOBS: Table = JobExecution.__table__  # type: ignore[assignment]
 DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
@@ -311,3 +330,4 @@ LEVEL_DAILY: Table = LevelDaily.__table__  # type: ignore[assignment]
 LEVEL_RUNS: Table = LevelRun.__table__  # type: ignore[assignment]
 LEVEL_E2E_BUCKETS: Table = LevelE2eBucket.__table__  # type: ignore[assignment]
 LEVEL_HISTORY: Table = LevelSeen.__table__  # type: ignore[assignment]
+PATH_SKIPS: Table = PathSkip.__table__  # type: ignore[assignment]

@@ -35,6 +35,8 @@ class JobRow(JobFacts):
     confirmed: bool | None = None
     github_conclusion: str | None = None
     baseline: str | None = None
+    superseded_by: str | None = None
+    """The newer head of its PR that superseded the job (SPEC §15); it counts nowhere."""
 
 
 _FIELDS = tuple(JobFacts.__dataclass_fields__)
@@ -76,4 +78,5 @@ def job_row(row: Mapping[Any, Any], baseline: str | None = None) -> JobRow:
         confirmed=None if confirmed is None else bool(confirmed),
         github_conclusion=row["github_conclusion"],
         baseline=baseline,
+        superseded_by=row.get("superseded_by"),
     )

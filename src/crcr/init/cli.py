@@ -8,15 +8,18 @@ import typer
 
 from crcr.init.badge import PLACEHOLDER_REPO, badge_markdown, check_repo
 from crcr.init.workflow import (
+    CANCEL_TEMPLATE,
     DEFAULT_ACTION,
     PLACEHOLDER_CALLBACK_URL,
     TEMPLATES,
     InitError,
     placeholders_left,
     render_workflow,
+    template_text,
 )
 
 WORKFLOW_PATH = Path(".github") / "workflows" / "crcr.yml"
+CANCEL_WORKFLOW_PATH = Path(".github") / "workflows" / "crcr-cancel.yml"
 
 init_app = typer.Typer(
     name="init",
@@ -51,16 +54,28 @@ def downstream(
     repo: str = typer.Option(
         "", "--repo", help="This repository (OWNER/REPO), for the README badge's Markdown."
     ),
+    cancel_on_supersede: bool = typer.Option(
+        False,
+        "--cancel-on-supersede",
+        help="Also write crcr-cancel.yml: it cancels a superseded pull request head's runs"
+        " when the relay sends crcr_cancel.",
+    ),
 ) -> None:
     """Write .github/workflows/crcr.yml: a workflow the relay's dispatches start."""
     try:
         badge_repo = check_repo(repo)
         text = render_workflow(template, action=action, callback_url=callback_url)
         written = write_workflow(path, text, force=force)
+        cancel = None
+        if cancel_on_supersede:
+            cancel_text = template_text(CANCEL_TEMPLATE)
+            cancel = write_workflow(path, cancel_text, force=force, at=CANCEL_WORKFLOW_PATH)
     except InitError as exc:
         typer.echo(f"crcr init downstream: {exc}", err=True)
         raise typer.Exit(2) from None
     typer.echo(f"wrote {written} (template {template})")
+    if cancel is not None:
+        typer.echo(f"wrote {cancel} (template {CANCEL_TEMPLATE})")
     for line in action_lines(action, text.count(f"uses: {action}")):
         typer.echo(line)
     for advice in placeholders_left(callback_url):
@@ -88,11 +103,11 @@ def action_lines(action: str, steps: int) -> list[str]:
     return lines
 
 
-def write_workflow(repo_dir: Path, text: str, *, force: bool) -> Path:
-    """Write the workflow under `repo_dir`, refusing to replace one unless forced."""
+def write_workflow(repo_dir: Path, text: str, *, force: bool, at: Path = WORKFLOW_PATH) -> Path:
+    """Write the workflow under `repo_dir` (at `at`), refusing to replace one unless forced."""
     if not repo_dir.is_dir():
         raise InitError(f"--path {str(repo_dir)!r} is not a directory")
-    target = repo_dir / WORKFLOW_PATH
+    target = repo_dir / at
     if target.exists() and not force:
         raise InitError(f"{target} exists; pass --force to overwrite it")
     try:

@@ -12,6 +12,9 @@ import re
 from importlib import resources
 
 TEMPLATES = ("minimal", "matrix", "build-test", "wheels")
+CANCEL_TEMPLATE = "cancel-on-supersede"
+"""The companion workflow cancelling a superseded head's runs on `crcr_cancel` (SPEC §15):
+written beside the main one, with nothing to render (it reports nothing)."""
 HOME_REPOSITORY = "crcr-project/crcr"
 """Where crcr is published; its `v1` tag moves with every compatible release of the action."""
 DEFAULT_ACTION = f"{HOME_REPOSITORY}/action/crcr-report@v1"
@@ -57,7 +60,8 @@ def check_callback_url(url: str) -> str:
 def template_text(name: str) -> str:
     """The template as shipped, placeholders included."""
     package = resources.files("crcr.init.templates")
-    return package.joinpath(f"{check_template(name)}.yml").read_text(encoding="utf-8")
+    known = name if name == CANCEL_TEMPLATE else check_template(name)
+    return package.joinpath(f"{known}.yml").read_text(encoding="utf-8")
 
 
 def render_workflow(name: str, *, action: str, callback_url: str) -> str:

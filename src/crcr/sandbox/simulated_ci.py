@@ -105,6 +105,7 @@ class SimulatedCI:
         self._sleep = sleep
         self._poll_interval = poll_interval
         self._runs: dict[tuple[str, int], SimulatedRun] = {}
+        self._run_of_delivery: dict[tuple[str, str], SimulatedRun] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._reruns_seen = 0
@@ -185,6 +186,9 @@ class SimulatedCI:
     def _handle_dispatch(self, dispatch: Dispatch) -> None:
         if not self._running:
             return
+        if dispatch.event_type == "crcr_cancel":  # SPEC §15: as cancel-on-supersede.yml does
+            self._cancel_delivery(dispatch)
+            return
         pr_number, action = _pr_context(dispatch)
         if action == "closed":
             self._cancel_pr(dispatch.repo, pr_number)
@@ -203,7 +207,17 @@ class SimulatedCI:
         )
         run = SimulatedRun(dispatch.repo, run_id, spec, pr_number, directory)
         self._runs[(dispatch.repo.lower(), run_id)] = run
+        delivery = str(dispatch.client_payload.get("delivery_id") or "")
+        self._run_of_delivery[(dispatch.repo.lower(), delivery)] = run
         self._start_attempt(run, 1, only=None)
+
+    def _cancel_delivery(self, dispatch: Dispatch) -> None:
+        """A superseded head's run is cancelled: running jobs report `cancelled`."""
+        cancel = dispatch.client_payload.get("cancel")
+        delivery = cancel.get("delivery_id") if isinstance(cancel, Mapping) else None
+        run = self._run_of_delivery.get((dispatch.repo.lower(), str(delivery)))
+        if run is not None and run.attempts:
+            run.current.cancelled.set()
 
     def _cancel_pr(self, repo: str, pr_number: int | None) -> None:
         """A closed PR cancels its runs: running jobs report `cancelled`, queued ones vanish."""

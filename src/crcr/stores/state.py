@@ -30,6 +30,7 @@ from crcr.stores.roles import (
     LeaderLock,
     LeaseClaims,
     Lifecycle,
+    PullHeads,
     RateLimiter,
     RetryQueue,
 )
@@ -76,6 +77,7 @@ class StateStore(
     AuditLog,
     Bisections,
     BudgetSlots,
+    PullHeads,
     Protocol,
 ):
     """Everything the relay keeps between requests (SPEC §4, §5, §7): every role at once.

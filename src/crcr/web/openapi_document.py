@@ -203,6 +203,23 @@ RESULTS_BODY = {
     },
 }
 
+PATH_SKIPS_BODY = {
+    "type": "object",
+    "required": ["upstream_repo", "pr_number", "head_sha", "delivery_id", "skipped"],
+    "properties": {
+        "upstream_repo": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},
+        "pr_number": {"type": "integer", "minimum": 1, "maximum": 2**31 - 1},
+        "head_sha": {"type": "string", "pattern": "^[0-9a-fA-F]{7,64}$"},
+        "delivery_id": {"type": "string", "minLength": 1, "maxLength": 200},
+        "skipped": {
+            "type": "array",
+            "maxItems": 1000,
+            "items": {"type": "string", "pattern": "^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$"},
+        },
+    },
+}
+"""`POST /api/crcr/path-skips` (SPEC §15): the backends a PR head skipped by paths."""
+
 RESULTS_ERRORS = {
     400: "The body is malformed; `detail` names the field.",
     401: "Missing or wrong x-hud-internal-bot header.",
@@ -250,6 +267,13 @@ def complete_openapi(app: FastAPI, extra: ExtraOperations | None = None) -> None
                 "content": {"application/json": {"schema": RESULTS_BODY}},
             }
             results["responses"].update(error_responses(RESULTS_ERRORS))
+        skips = paths.get("/api/crcr/path-skips", {}).get("post")
+        if skips is not None:  # a raw body too (`crcr.hud.write.path_skips`)
+            skips["requestBody"] = {
+                "required": True,
+                "content": {"application/json": {"schema": PATH_SKIPS_BODY}},
+            }
+            skips["responses"].update(error_responses(RESULTS_ERRORS))
         if extra.security_schemes:
             schema["components"].setdefault("securitySchemes", {}).update(extra.security_schemes)
         paths.update(extra.paths)

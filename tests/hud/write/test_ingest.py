@@ -209,3 +209,20 @@ def test_format_characters_in_names_from_another_relay_are_dropped() -> None:
     report = parse_result_body(body)
 
     assert (report.workflow_name, report.job_name) == ("ci", "test")
+
+
+def test_a_superseded_jobs_body_carries_the_newer_head_to_the_row() -> None:
+    body = our_body(status="completed", conclusion="failure")
+    body["trusted"]["superseded_by"] = "c" * 40
+
+    assert parse_result_body(body).superseded_by == "c" * 40
+    assert parse_result_body(our_body()).superseded_by is None  # the reference relay's
+
+
+@pytest.mark.parametrize("value", ["not-a-sha", "c" * 65, 12, "abc"])
+def test_a_superseded_by_that_is_no_commit_is_refused_naming_the_field(value: object) -> None:
+    body = our_body()
+    body["trusted"]["superseded_by"] = value
+
+    with pytest.raises(Invalid, match=r"trusted\.superseded_by"):
+        parse_result_body(body)

@@ -79,6 +79,15 @@ def test_push_jobs_do_not_count_and_a_counted_row_that_becomes_one_is_lost() -> 
     assert (current, lost) == ({}, {KEY})
 
 
+def test_a_superseded_job_never_counts_and_a_counted_row_superseded_is_lost() -> None:
+    late_failure = row(1, conclusion="failure", superseded_by="b" * 40)
+    current, lost = recounted({}, [late_failure])
+    assert (current, lost) == ({}, set())
+
+    current, lost = recounted({KEY: job()}, [late_failure])
+    assert (current, lost) == ({}, {KEY})
+
+
 def test_what_a_counted_job_adds() -> None:
     assert contribution(job()) == {"jobs": 1, "success": 1, "queue_ms_sum": 1500, "queue_n": 1}
     assert contribution(job(conclusion="failure", queue_ms=None, execution_ms=OVERRUN_MS)) == {

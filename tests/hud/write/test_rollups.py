@@ -42,6 +42,8 @@ write = st.fixed_dictionaries(
         "started_at": st.sampled_from([None, "2026-11-01T10:00:00Z"]),
         "completed_at": st.sampled_from([None, "2026-11-01T10:30:00Z"]),
         "day": st.integers(0, 3),
+        # SPEC §15: a superseded job's row counts in no rollup (and stays superseded).
+        "superseded_by": st.sampled_from([None, None, "b" * 40]),
     }
 )
 
@@ -62,6 +64,8 @@ def apply(engine: Engine, step: dict[str, Any], day: int) -> None:
         started_at=step["started_at"],
         completed_at=step["completed_at"],
     )
+    if step["superseded_by"] is not None:
+        body["trusted"]["superseded_by"] = step["superseded_by"]
     write_report(engine, parse_result_body(body), BASE + timedelta(days=day))
 
 
@@ -94,7 +98,8 @@ def _daily_from_rows(engine: Engine) -> dict[tuple[Any, ...], dict[str, int]]:
         func.count(JobExecution.execution_time).label("execution_n"),
         ms_sum(JobExecution.duration).label("duration_ms_sum"),
         func.count(JobExecution.duration).label("duration_n"),
-    ).group_by(JobExecution.downstream_repo, JobExecution.day, JobExecution.event_type)
+    ).where(JobExecution.superseded_by.is_(None))
+    query = query.group_by(JobExecution.downstream_repo, JobExecution.day, JobExecution.event_type)
     with engine.connect() as connection:
         rows = connection.execute(query).mappings().all()
     key = ("downstream_repo", "day", "event_type")
@@ -154,7 +159,7 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
                     JobExecution.pr_number,
                     func.count(),
                 )
-                .where(JobExecution.pr_number > 0)
+                .where(JobExecution.pr_number > 0, JobExecution.superseded_by.is_(None))
                 .group_by(
                     JobExecution.downstream_repo,
                     JobExecution.day,
@@ -173,7 +178,7 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
                 JobExecution.day,
                 JobExecution.queue_time,
                 JobExecution.execution_time,
-            )
+            ).where(JobExecution.superseded_by.is_(None))
         ).all()
         stored_buckets = {
             (b.downstream_repo, b.day, b.metric, b.bucket): b.count

@@ -85,7 +85,7 @@ async def test_a_removed_backend_is_refused_on_every_instance_within_seconds(
     assert runs_before == 1
     # Another dispatch to the backend fails for now and waits in the retry queue.
     sandbox.inject_fault("*/dispatches", repo=L4_REPO, status=502, times=3)
-    await a.pull_request("synchronize", sha="5" * 40)
+    await a.push("5" * 40)  # a push: a synchronize would supersede the running job
     assert (await b.runtime.store.queue_stats(DISPATCH_QUEUE)).depth == 1
     dispatched_before = len(sandbox.dispatches(L4_REPO))
 

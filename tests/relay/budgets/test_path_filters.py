@@ -51,6 +51,36 @@ async def test_a_docs_only_pr_skips_a_source_backend_until_a_push_touches_source
         assert dispatched_prs(world, FILTERED) == [9]
 
 
+async def test_the_hud_pr_view_says_skipped_until_a_matching_push_runs(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> None:
+    relay = Budgeted(opener, tmp_path, sandbox_app, signing_key)
+    relay.sandbox.add_pull(UPSTREAM, 9, head_sha=DOCS_HEAD)
+    set_pull_files(relay.sandbox, UPSTREAM, 9, ["docs/index.md"])
+    async with relay.instance() as world:
+        await open_pr(world, 9, DOCS_HEAD)
+        await open_pr(world, 9, DOCS_HEAD, "reopened")  # the same head again: listed once
+
+        view = (await world.client.get("/api/crcr/pr/9")).json()
+        assert view["skipped"] == [
+            {"repo": FILTERED, "head_sha": DOCS_HEAD, "reason": "skipped: no matching paths"}
+        ]
+        page = (await world.client.get("/crcr/pr/9")).text
+        assert f'data-skipped="{FILTERED}"' in page
+        assert "skipped: no matching paths" in page
+
+        relay.sandbox.record_pull_head(UPSTREAM, 9, head_sha=SOURCE_HEAD)
+        set_pull_files(relay.sandbox, UPSTREAM, 9, ["torch/nn/linear.py"])
+        delivery, _ = await open_pr(world, 9, SOURCE_HEAD, "synchronize")
+        assert (await world.report(FILTERED, delivery, "in_progress")).is_success
+
+        view = (await world.client.get("/api/crcr/pr/9")).json()
+        jobs = {b["repo"]: b["jobs"] for b in view["backends"]}
+        assert [job["head_sha"] for job in jobs[FILTERED]] == [SOURCE_HEAD]
+        # The docs-only head stays skipped; the matching one ran.
+        assert [s["head_sha"] for s in view["skipped"]] == [DOCS_HEAD]
+
+
 async def test_files_github_cannot_list_dispatch_to_every_backend(
     opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
 ) -> None:

@@ -10,7 +10,14 @@ import pytest
 
 from crcr.relay.allowlist.model import Level
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
-from crcr.relay.jobs.job import Job, JobCompletion, JobRecordUnreadable, JobTimeout
+from crcr.relay.jobs.job import (
+    Job,
+    JobCompletion,
+    JobRecordUnreadable,
+    JobSupersession,
+    JobTimeout,
+)
+from crcr.relay.jobs.lifecycle import JobState
 from crcr.stores.keys import merged
 from crcr.stores.state import JobRecord
 
@@ -185,3 +192,22 @@ def test_an_unknown_state_is_unreadable() -> None:
     record = replace(TODAYS_RECORDS["in progress"], state="PAUSED")
 
     assert Job.readable("k", record) is None
+
+
+def test_a_superseded_job_is_cancelled_and_bound_to_its_closed_dispatch() -> None:
+    job = Job.from_store("k", JobRecord("IN_PROGRESS", IN_PROGRESS_DATA))
+    closed = DISPATCH.superseded("f" * 40)
+
+    superseded = job.superseded(JobSupersession(closed))
+    merged = {**IN_PROGRESS_DATA, **JobSupersession(closed).to_store()}
+
+    assert (superseded.state, superseded.conclusion) == (JobState.SUPERSEDED, "cancelled")
+    assert superseded.dispatch.superseded_by == "f" * 40
+    assert Job.from_store("k", JobRecord("SUPERSEDED", merged)) == superseded
+
+
+def test_a_dispatch_record_without_supersession_is_stored_as_before() -> None:
+    assert "superseded_by" not in DISPATCH.to_store()
+    closed = DISPATCH.superseded("f" * 40)
+    assert closed.accepts_callbacks
+    assert DispatchRecord.from_store(closed.to_store()) == closed

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from crcr.relay.jobs.lifecycle import (
+    SUPERSEDE_FROM,
     JobKey,
     JobState,
     ReportedStatus,
@@ -12,6 +13,7 @@ from crcr.relay.jobs.lifecycle import (
     allowed_from_for_store,
     classify,
     new_record,
+    store_states,
 )
 from crcr.stores.state import JobRecord, Transition
 
@@ -27,8 +29,18 @@ def test_in_progress_may_only_start_a_job() -> None:
     assert allowed_from_for_store(IN_PROGRESS) == {None}
 
 
-def test_completed_follows_in_progress_or_replaces_a_timeout() -> None:
-    assert allowed_from_for_store(COMPLETED) == {"IN_PROGRESS", "TIMED_OUT"}
+def test_completed_follows_in_progress_or_replaces_a_timeout_or_ends_a_superseded_job() -> None:
+    assert allowed_from_for_store(COMPLETED) == {"IN_PROGRESS", "TIMED_OUT", "SUPERSEDED"}
+
+
+def test_only_a_running_job_is_superseded() -> None:
+    assert store_states(SUPERSEDE_FROM) == {"IN_PROGRESS"}
+
+
+def test_an_in_progress_repeat_of_a_superseded_job_is_a_duplicate() -> None:
+    verdict = classify(IN_PROGRESS, None, was(JobState.SUPERSEDED, "cancelled"))
+
+    assert (verdict.verdict, verdict.http_status) == (Verdict.DUPLICATE, 200)
 
 
 def test_a_transition_that_applied_is_accepted() -> None:

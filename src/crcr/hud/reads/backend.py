@@ -61,6 +61,8 @@ class JobCell:
     failed_tests: tuple[str, ...] = ()
     failed_tests_dropped: int = 0
     confirmed: bool | None = None
+    superseded_by: str | None = None
+    """A newer head of the PR superseded these jobs (SPEC §15): shown, never counted."""
 
 
 @dataclass(frozen=True)
@@ -287,4 +289,5 @@ def _cell(column: str, shards: list[list[JobRow]]) -> JobCell:
         failed_tests=tuple(dict.fromkeys(names)),
         failed_tests_dropped=sum(j.failed_tests_dropped for j in latest),
         confirmed=worst.confirmed,
+        superseded_by=next((j.superseded_by for j in latest if j.superseded_by), None),
     )

@@ -10,6 +10,7 @@ from sqlalchemy import Engine, select
 from crcr.hud.baseline.reader import verdicts_of_rows
 from crcr.hud.models import BACKENDS, JOBS
 from crcr.hud.records import JobRow, job_row
+from crcr.hud.write.path_skips import skipped_heads
 
 MAX_PR_NUMBER = 2**31 - 1
 """The largest number `pr_number` (an SQL INTEGER) can hold: no PR beyond it has rows."""
@@ -25,12 +26,22 @@ class PrBackendJobs:
 
 
 @dataclass(frozen=True)
+class PathSkipped:
+    """A backend not dispatched a head of the PR: it touches none of its paths (SPEC §15)."""
+
+    repo: str
+    head_sha: str
+    reason: str = "skipped: no matching paths"
+
+
+@dataclass(frozen=True)
 class PrView:
-    """Every backend's jobs for one upstream PR."""
+    """Every backend's jobs for one upstream PR, and the heads path filters skipped."""
 
     pr_number: int
     head_shas: tuple[str, ...]
     backends: tuple[PrBackendJobs, ...]
+    skipped: tuple[PathSkipped, ...] = ()
 
 
 def read_pr(engine: Engine, number: int) -> PrView:
@@ -55,6 +66,12 @@ def read_pr(engine: Engine, number: int) -> PrView:
             ).all()
         )
         verdicts = verdicts_of_rows(connection, rows)
+    ran = {(row["downstream_repo"], row["head_sha"]) for row in rows}
+    skipped = tuple(
+        PathSkipped(repo, sha)
+        for repo, sha in skipped_heads(engine, number)
+        if (repo, sha) not in ran
+    )
     by_repo: dict[str, list[JobRow]] = defaultdict(list)
     for row in rows:
         by_repo[row["downstream_repo"]].append(job_row(row, verdicts.get(row["job_key"])))
@@ -67,4 +84,5 @@ def read_pr(engine: Engine, number: int) -> PrView:
             PrBackendJobs(repo=repo, level=levels.get(repo), jobs=tuple(by_repo[repo]))
             for repo in repos
         ),
+        skipped=skipped,
     )

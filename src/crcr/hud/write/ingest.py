@@ -28,6 +28,7 @@ from crcr.failure_detail.visible_text import visible
 from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
+from crcr.hud.write.path_skips import PathSkips, store_path_skips
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.writer import write_reports
 from crcr.web.refusal import Invalid
@@ -37,6 +38,7 @@ NO_PR_EVENTS = frozenset({"push", "nightly", "periodic"})
 SELF_REPORT_EVENTS = frozenset({"nightly", "periodic"})
 STATUSES = frozenset({"queued", "requested", "waiting", "pending", "in_progress", "completed"})
 _REPO = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 log = logging.getLogger(__name__)
 # The columns' bounds (SQL INTEGER; seconds as REAL): past them a write failed as a 500.
 MAX_INTEGER = 2**31 - 1
@@ -243,6 +245,10 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
     except DetailRejected as exc:
         raise Invalid(str(exc)) from None
 
+    superseded_by = _text(trusted, "superseded_by", "trusted", max_len=64, required=False)
+    if superseded_by is not None and not _SHA.match(superseded_by):
+        raise Invalid("trusted.superseded_by must be a commit SHA (7 to 64 hex characters)")
+
     return JobReport(
         downstream_repo=repo,
         downstream_repo_level=level,
@@ -275,6 +281,7 @@ def parse_result_body(body: Any, *, allow_http: bool = False) -> JobReport:
         confirmed=detail.confirmed,
         github_conclusion=detail.github_conclusion,
         expected_conclusion=expected,
+        superseded_by=superseded_by,
     )
 
 
@@ -335,6 +342,10 @@ class HudIngestor:
                 if isinstance(result, Exception):
                     raise result
         return len(reports)
+
+    async def record_path_skips(self, skips: PathSkips) -> int:
+        """Keep a PR head's path-skipped backends (SPEC §15)."""
+        return await store_path_skips(self._engine, skips, self._clock())
 
     async def _write(self, reports: list[tuple[JobReport, datetime]]) -> list[str | Exception]:
         """Write one batch: on SQLite in the event loop's thread, elsewhere in a worker thread.

@@ -52,8 +52,13 @@ class CountedJob:
 
 
 def counts(row: Mapping[str, Any]) -> bool:
-    """Whether a job row is one the criteria look at: a completed pull_request job."""
-    return bool(row["status"] == "completed" and row["event_type"] == "pull_request")
+    """Whether a job row is one the criteria look at: a completed pull_request job that
+    no newer head of its PR superseded (SPEC §15)."""
+    return bool(
+        row["status"] == "completed"
+        and row["event_type"] == "pull_request"
+        and row.get("superseded_by") is None
+    )
 
 
 def counted_job(row: Mapping[str, Any]) -> CountedJob:

@@ -100,6 +100,7 @@ def level_statements(dialect: str) -> LevelStatements:
             _matching(JOBS, ("downstream_repo", "head_sha", "run_id", "job_name")),
             JOBS.c.status == "completed",
             JOBS.c.event_type == "pull_request",
+            JOBS.c.superseded_by.is_(None),
         )
         .order_by(JOBS.c.run_attempt.desc(), JOBS.c.job_key.desc())
         .limit(1),

@@ -48,6 +48,8 @@ CARRIED_FIELDS = (
     "github_conclusion",
     # SPEC §13: an in_progress callback may state it, its completed one not again.
     "expected_conclusion",
+    # SPEC §15: once superseded, always; a late callback that does not say so keeps it.
+    "superseded_by",
 )
 CONTEXT_FIELDS = ("upstream_repo", "event_type", "pr_number", "head_sha")
 
@@ -110,4 +112,5 @@ def row_facts(row: Mapping[str, Any]) -> RollupFacts:
         queue_time=row["queue_time"],
         execution_time=row["execution_time"],
         duration=row["duration"],
+        superseded=row.get("superseded_by") is not None,
     )

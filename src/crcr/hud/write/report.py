@@ -23,6 +23,8 @@ class JobReport(JobFacts):
     github_conclusion: str | None = None
     expected_conclusion: str | None = None
     """What the job should conclude (SPEC §13 `workflow.expected_conclusion`), if it says."""
+    superseded_by: str | None = None
+    """The newer head of its PR that superseded the job (SPEC §15 `trusted.superseded_by`)."""
 
     @cached_property
     def job_key(self) -> str:

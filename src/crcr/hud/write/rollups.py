@@ -40,6 +40,8 @@ class RollupFacts:
     queue_time: float | None
     execution_time: float | None
     duration: float | None
+    superseded: bool = False
+    """A newer head of its PR superseded the job (SPEC §15): it counts in no rollup."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +110,7 @@ def rollup_change(old: RollupFacts | None, new: RollupFacts) -> RollupChange:
     prs: dict[PrKey, int] = {}
     buckets: dict[BucketKey, int] = {}
     for facts, sign in ((old, -1), (new, 1)):
-        if facts is None:
+        if facts is None or facts.superseded:
             continue
         key = (facts.downstream_repo, facts.day, facts.event_type)
         _add_daily(daily.setdefault(key, {}), facts, sign)

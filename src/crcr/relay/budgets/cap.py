@@ -169,7 +169,7 @@ class DispatchCap:
         entry = allowlist.entry(job.verified_repo)
         if entry is None or entry.budget.max_concurrent is None:
             return
-        finished = job.state in (JobState.COMPLETED, JobState.TIMED_OUT)
+        finished = job.state in (JobState.COMPLETED, JobState.TIMED_OUT, JobState.SUPERSEDED)
         change = await self._store.note_job(
             pool_of(entry.repo),
             job.dispatch.delivery_id,

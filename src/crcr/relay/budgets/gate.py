@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from crcr.github.client import GitHubClient
+from crcr.hud.write.path_skips import PathSkips
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.budgets.cap import DispatchCap, Waiting
 from crcr.relay.budgets.entries import budgeted_entries
 from crcr.relay.budgets.merge_queue import EVENT as MERGE_GROUP
 from crcr.relay.budgets.merge_queue import MergeQueue, l4_only
 from crcr.relay.budgets.paths import changed_files, wants_files
+from crcr.relay.budgets.skip_notice import SkipNotice
 from crcr.relay.jobs.dispatch import UpstreamContext
 from crcr.relay.webhook.fanout import DispatchOutcome, Result
 
@@ -49,6 +51,8 @@ class BudgetGate:
         self.cap = cap
         self.merge_queue: MergeQueue | None = None
         """SPEC §15's merge queue (check runs and deadlines), once wired."""
+        self.skips_seen: SkipNotice | None = None
+        """Tells the HUD a head's path-skipped backends (its PR view shows them)."""
         self._allowlist = allowlist
         self._files = files
 
@@ -81,6 +85,15 @@ class BudgetGate:
         if not budgeted or not any(repo.lower() in budgeted for repo in repos):
             return Rationed(list(repos), [], [])
         targets, skipped = await self._judge_paths(allowlist, context, repos)
+        if skipped and context.pr_number and self.skips_seen is not None:
+            notice = PathSkips(
+                context.upstream_repo,
+                context.pr_number,
+                context.head_sha,
+                delivery_id,
+                tuple(skipped),
+            )
+            await self.skips_seen(notice)
         waiting = Waiting(delivery_id, "", context, client_payload, trimmed)
         send_now, held_back = await self.cap.ration(allowlist, waiting, targets)
         return Rationed(send_now, held_back, skipped)

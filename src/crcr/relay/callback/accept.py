@@ -15,7 +15,7 @@ leaves the list once they are done.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from crcr.relay.allowlist.model import Level
@@ -147,6 +147,10 @@ async def process_job_callback(
         )
         job = before.completed(completion)
         execution_time = elapsed(now, before.in_progress_at)
+    if record.superseded_by is not None and job.dispatch.superseded_by is None:
+        # A late callback of a superseded job (SPEC §15): accepted, shown as superseded,
+        # never counted; the job record kept the dispatch as it was when the job started.
+        job = replace(job, dispatch=record)
     document = callback_payload_for(deps, callback)
     hud_body = job_hud_body(
         job, execution_time=execution_time, callback_payload=document, level=str(level)
@@ -160,6 +164,7 @@ async def process_job_callback(
             context=job.dispatch.context,
             queue_time=job.queue_time,
             execution_time=execution_time,
+            superseded_by=job.dispatch.superseded_by,
         )
     result = await deps.forwarder.forward(
         hud_body, report=report, expect=HudExpectation.of(job), budget=deps.forward_budget

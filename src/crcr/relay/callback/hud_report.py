@@ -29,6 +29,7 @@ def hud_report(
     context: UpstreamContext,
     queue_time: float | None,
     execution_time: float | None,
+    superseded_by: str | None = None,
 ) -> JobReport:
     """The row a results body for this callback would give; `context` is the dispatch's
     upstream (for a self-report, the tested commit)."""
@@ -67,6 +68,7 @@ def hud_report(
         failed_tests=_failed_tests(results),
         triage_verdict=compact_json(kept["triage_verdict"]) if "triage_verdict" in kept else None,
         expected_conclusion=workflow.expected_conclusion,
+        superseded_by=superseded_by,
     )
 
 

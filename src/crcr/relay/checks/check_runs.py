@@ -19,6 +19,7 @@ from crcr.relay.allowlist.model import Level, check_run_label
 from crcr.relay.checks.check_actions import CHECK_RUN_ACTIONS
 from crcr.relay.checks.github_text import code, link, run_id_text, single_line
 from crcr.relay.checks.notes import CheckNotes, note_lines, noted_conclusion, noted_title
+from crcr.relay.jobs.dispatch import RELAY_OWN_EVENTS
 from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.web.web_urls import is_web_url
@@ -52,7 +53,7 @@ CONCLUSION_ALIASES: Mapping[str, str] = {
 }
 FAILING_CONCLUSIONS = frozenset({"failure", "timed_out"})
 NO_NOTES = CheckNotes()
-TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.TIMED_OUT})
+TERMINAL_STATES = frozenset({JobState.COMPLETED, JobState.TIMED_OUT, JobState.SUPERSEDED})
 
 
 @dataclass(frozen=True)
@@ -78,6 +79,8 @@ class CheckReport:
     issuer_kind: str | None = None
     check_run_id: str | None = None
     started_at: float | None = None
+    superseded_by: str | None = None
+    """The PR's newer head that superseded the job (SPEC §15), once it is SUPERSEDED."""
 
     @property
     def check_name(self) -> str:
@@ -89,6 +92,8 @@ class CheckReport:
         """GitHub's conclusion for this report, None while in progress."""
         if self.state is JobState.TIMED_OUT:
             return "timed_out"
+        if self.state is JobState.SUPERSEDED:
+            return "cancelled"
         if self.state is JobState.COMPLETED:
             return check_conclusion(self.conclusion)
         return None
@@ -133,7 +138,17 @@ def report_from_job(job: Job) -> CheckReport:
         issuer_kind=job.issuer_kind,
         check_run_id=run.check_run_id,
         started_at=None if job.in_progress_at is None else float(job.in_progress_at),
+        superseded_by=job.dispatch.superseded_by if job.state is JobState.SUPERSEDED else None,
     )
+
+
+def shows_nothing_upstream(job: Job) -> bool:
+    """Whether a job's transition puts nothing on the upstream: a probe, bisection step,
+    A/A run or cancel is the relay's own; a superseded job's late report would undo the
+    `cancelled` check run its supersession left (SPEC §15)."""
+    if job.dispatch.context.event_type in RELAY_OWN_EVENTS:
+        return True
+    return job.dispatch.superseded_by is not None and job.state is not JobState.SUPERSEDED
 
 
 def check_run_name(repo: str, workflow_name: str, job_name: str) -> str:
@@ -203,6 +218,8 @@ def wants_check_run(
 
 def output_title(report: CheckReport, notes: CheckNotes = NO_NOTES) -> str:
     """`In progress`, or the capitalised conclusion (`Failure`, `Timed out`)."""
+    if report.superseded_by is not None:
+        return f"Superseded by {report.superseded_by[:7]}"
     conclusion = noted_conclusion(report.check_conclusion, notes)
     title = noted_title(conclusion, notes)
     if title is not None:
@@ -237,6 +254,11 @@ def _report_summary(report: CheckReport) -> str:
     lines = [f"{repo} ({report.level}) finished {job} in {link_text}: **{conclusion}**."]
     if report.state is JobState.TIMED_OUT:
         lines.append("The job never reported completion; the relay timed it out.")
+    elif report.superseded_by is not None:
+        lines.append(
+            f"Superseded by {code(report.superseded_by)}: a newer commit of the pull request "
+            "was dispatched, so this one was cancelled and its result does not count."
+        )
     elif (report.conclusion or "").strip().lower() != conclusion:
         lines.append(f"The downstream reported the conclusion {code(report.conclusion or '')}.")
     return "\n\n".join(lines)

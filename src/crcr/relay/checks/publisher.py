@@ -46,6 +46,7 @@ from crcr.relay.checks.check_runs import (
     CheckReport,
     check_run_fields,
     report_from_job,
+    shows_nothing_upstream,
 )
 from crcr.relay.checks.check_runs import wants_check_run as wanted_by_rule
 from crcr.relay.checks.check_watch import CheckWatch
@@ -54,7 +55,6 @@ from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
 from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
 from crcr.relay.checks.open_checks import WATCH_PREFIX, OpenChecks
-from crcr.relay.jobs.dispatch import RELAY_OWN_EVENTS
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
@@ -183,8 +183,8 @@ class CheckPublisher:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
         job = event.job
-        if job.dispatch.context.event_type in RELAY_OWN_EVENTS:
-            return  # a probe, bisection step or A/A run is the relay's, not the upstream's
+        if shows_nothing_upstream(job):
+            return
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
                 await self.oncall.follow_below_l3(report_from_job(job))
@@ -301,7 +301,7 @@ class CheckPublisher:
             entry = check_run_entry(report.repo, job_key, report.check_name, created.get("id"))
             self._audit.record(entry)
         repo = _spelling(allowlist, report.repo)
-        conclusion = noted_conclusion(report.check_conclusion, notes)
+        conclusion = noted_conclusion(report.check_conclusion, notes)  # `cancelled`: no comment
         if conclusion in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, repo, cause=item_id)
         elif conclusion is not None:

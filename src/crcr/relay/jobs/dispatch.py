@@ -20,6 +20,13 @@ class DispatchStatus(StrEnum):
     PENDING = "pending"
     DISPATCHED = "DISPATCHED"
     FAILED = "failed"
+    SUPERSEDED = "superseded"
+    """Closed by a newer head of its PR (SPEC §15); its late callbacks are still accepted."""
+
+
+_ACCEPTING = frozenset(
+    {DispatchStatus.PENDING, DispatchStatus.DISPATCHED, DispatchStatus.SUPERSEDED}
+)
 
 
 def _shallow_fields(instance: Any) -> dict[str, Any]:
@@ -38,9 +45,13 @@ class UpstreamContext:
     action: str | None = None
 
 
-RELAY_OWN_EVENTS = frozenset({"crcr_probe", "crcr_bisect", "crcr_aa"})
-"""Dispatches the relay sends for its own measurements (SPEC §13, §14): their jobs put
-nothing on the upstream — no check run, no confirming re-run, no oncall comment."""
+CANCEL_EVENT = "crcr_cancel"
+"""The dispatch telling a downstream it may cancel a superseded head's runs (SPEC §15)."""
+
+RELAY_OWN_EVENTS = frozenset({"crcr_probe", "crcr_bisect", "crcr_aa", CANCEL_EVENT})
+"""Dispatches the relay sends of its own (SPEC §13, §14, §15): their jobs put nothing on
+the upstream — no check run, no confirming re-run, no oncall comment — and none is ever
+superseded."""
 
 
 @dataclass(frozen=True)
@@ -54,11 +65,19 @@ class DispatchRecord:
     sent_at: float
     trimmed: bool = False
     error: str | None = None
+    superseded_by: str | None = None
+    """The head SHA that superseded this dispatch's (SPEC §15); kept whatever the status
+    says afterwards (a queued retry may still mark the record sent)."""
 
     @property
     def accepts_callbacks(self) -> bool:
-        """Pending counts: a fast downstream may answer before the relay marks success."""
-        return self.status in (DispatchStatus.PENDING, DispatchStatus.DISPATCHED)
+        """Pending counts: a fast downstream may answer before the relay marks success;
+        a superseded dispatch's late callbacks are accepted, and shown as superseded."""
+        return self.status in _ACCEPTING
+
+    def superseded(self, by: str) -> DispatchRecord:
+        """This dispatch once a newer head (`by`) of its PR closed it."""
+        return replace(self, status=DispatchStatus.SUPERSEDED, superseded_by=by)
 
     def to_store(self) -> dict[str, Any]:
         """Flatten into the JSON-able mapping the state store keeps.
@@ -67,6 +86,8 @@ class DispatchRecord:
         each accepted `in_progress` callback stores its dispatch record in the job.
         """
         flat = _shallow_fields(self)
+        if flat["superseded_by"] is None:
+            del flat["superseded_by"]  # records written before SPEC §15 read the same
         flat["status"] = str(self.status)
         flat["context"] = _shallow_fields(self.context)
         flat["context"]["labels"] = list(self.context.labels)
@@ -85,6 +106,7 @@ class DispatchRecord:
             sent_at=float(raw["sent_at"]),
             trimmed=bool(raw.get("trimmed", False)),
             error=raw.get("error"),
+            superseded_by=raw.get("superseded_by"),
         )
 
     def with_status(self, status: DispatchStatus, error: str | None = None) -> DispatchRecord:

@@ -26,7 +26,7 @@ class JobTransitioned:
     job: Job
     hud_body: Mapping[str, Any]
     """The SPEC §6 body written (or queued) for the HUD row of this transition."""
-    source: Literal["callback", "sweeper"] = "callback"
+    source: Literal["callback", "sweeper", "supersession"] = "callback"
 
 
 JobHook = Callable[[JobTransitioned], Awaitable[None]]

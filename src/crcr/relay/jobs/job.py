@@ -277,6 +277,15 @@ class Job:
             callback=completion.callback,
         )
 
+    def superseded(self, supersession: JobSupersession) -> Job:
+        """This job once a newer head's `supersession` is merged over its record."""
+        return replace(
+            self,
+            state=JobState.SUPERSEDED,
+            conclusion="cancelled",
+            dispatch=supersession.dispatch,
+        )
+
     def timed_out(self, timeout: JobTimeout) -> Job:
         """This job once the sweeper's `timeout` is merged over its record."""
         return replace(
@@ -328,6 +337,22 @@ class JobTimeout:
     def to_store(self) -> dict[str, Any]:
         """The keys merged over the record."""
         return {"timed_out_at": self.at, "conclusion": "timed_out"}
+
+
+@dataclass(frozen=True)
+class JobSupersession:
+    """What supersession (SPEC §15) merges over a running job's record: its dispatch record
+    as closed by the newer head, and the conclusion its check run shows, `cancelled`."""
+
+    dispatch: DispatchRecord
+
+    def to_record(self) -> JobRecord:
+        """The record the superseded transition writes, merged over the job's."""
+        return JobRecord(state=str(JobState.SUPERSEDED), data=self.to_store())
+
+    def to_store(self) -> dict[str, Any]:
+        """The keys merged over the record."""
+        return {"conclusion": "cancelled", "record": self.dispatch.to_store()}
 
 
 def stored_conclusion(record: JobRecord) -> str | None:

@@ -28,6 +28,8 @@ class JobState(StrEnum):
     IN_PROGRESS = "IN_PROGRESS"
     COMPLETED = "COMPLETED"
     TIMED_OUT = "TIMED_OUT"
+    SUPERSEDED = "SUPERSEDED"
+    """A newer head of its PR replaced it while it ran (SPEC §15); it never counts."""
 
 
 class ReportedStatus(StrEnum):
@@ -48,17 +50,23 @@ class Verdict(StrEnum):
 
 # Target state for each reported status, and the states it may be entered from.
 # `None` stands for "no record yet" (DISPATCHED). TIMED_OUT → COMPLETED is the late
-# truth replacing the sweeper's verdict (SPEC §5 step 7, last bullet).
+# truth replacing the sweeper's verdict (SPEC §5 step 7, last bullet); SUPERSEDED →
+# COMPLETED a superseded job's late completion, accepted and still never counted (its
+# dispatch record says superseded, and every row it writes carries that).
 TRANSITIONS: Mapping[ReportedStatus, tuple[JobState, frozenset[JobState | None]]] = {
     ReportedStatus.IN_PROGRESS: (JobState.IN_PROGRESS, frozenset({None})),
     ReportedStatus.COMPLETED: (
         JobState.COMPLETED,
-        frozenset({JobState.IN_PROGRESS, JobState.TIMED_OUT}),
+        frozenset({JobState.IN_PROGRESS, JobState.TIMED_OUT, JobState.SUPERSEDED}),
     ),
 }
 
 # The sweeper's own transition: a zombie is finalised only while still in progress.
 TIMEOUT_FROM: frozenset[JobState | None] = frozenset({JobState.IN_PROGRESS})
+
+# Supersession's (SPEC §15): only a job still running is superseded; one that ended
+# keeps its result, which counts.
+SUPERSEDE_FROM: frozenset[JobState | None] = frozenset({JobState.IN_PROGRESS})
 
 COMPLETION_GRACE = 300.0
 """Seconds a completed job's HUD row and hooks have before the sweeper redoes them.
@@ -144,8 +152,8 @@ def classify(
     current = JobState(previous.state)
     previous_conclusion = previous.data.get("conclusion")
     if status is ReportedStatus.IN_PROGRESS:
-        if current in (JobState.IN_PROGRESS, JobState.TIMED_OUT):
-            # TIMED_OUT still means "this in_progress was accepted earlier".
+        if current in (JobState.IN_PROGRESS, JobState.TIMED_OUT, JobState.SUPERSEDED):
+            # TIMED_OUT or SUPERSEDED still means "this in_progress was accepted earlier".
             return Classification(Verdict.DUPLICATE, 200, "duplicate")
         return Classification(
             Verdict.CONFLICT, 409, "workflow.status: in_progress after the job completed"

@@ -102,4 +102,18 @@ def job_hud_body(
         execution_time=execution_time,
         dispatch=dispatch_section(job.dispatch.context),
         callback_payload=callback_payload,
+        extra_trusted=superseded_section(job.dispatch.superseded_by),
     )
+
+
+def superseded_section(superseded_by: str | None) -> dict[str, Any] | None:
+    """`trusted.superseded_by` (SPEC §15): our addition, which the reference's HUD ignores
+    as it ignores `trusted.dispatch`; a HUD that knows it counts the row in no pass rate."""
+    return None if superseded_by is None else {"superseded_by": superseded_by}
+
+
+def payload_for_supersession(callback_payload: Mapping[str, Any], *, at: float) -> dict[str, Any]:
+    """The self-report supersession stands in for: the last one, now completed/cancelled."""
+    workflow = dict(callback_payload.get("workflow") or {})
+    workflow.update(status="completed", conclusion="cancelled", completed_at=iso_utc(at))
+    return {**callback_payload, "workflow": workflow}

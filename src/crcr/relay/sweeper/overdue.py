@@ -66,6 +66,9 @@ class OverdueJobs:
     hook_budget: float
     deadline_handlers: Mapping[str, DeadlineHandler] = field(default_factory=dict)
     """Handlers of other components' deadline-list keys, by key prefix."""
+    supersede: Callable[[Job], Awaitable[bool]] | None = None
+    """Asked before a job is timed out: True when it was superseded instead (SPEC §15),
+    so that a superseded job never becomes a `timed_out` row that counts."""
 
     async def finalise(self, report: SweepReport, limit: PassLimit) -> None:
         """Time out jobs in progress past `CRCR_ZOMBIE_TIMEOUT`; redo lost completions.
@@ -127,6 +130,8 @@ class OverdueJobs:
         # An unreadable record raises here: `_visit` logs it and tries again later.
         job = Job.from_store(key, record)
         if job.state is JobState.IN_PROGRESS:
+            if self.supersede is not None and await self.supersede(job):
+                return True
             if not await self._time_out(job, now):
                 return False
             report.zombies_finalised += 1

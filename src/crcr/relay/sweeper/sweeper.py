@@ -22,6 +22,7 @@ from typing import Protocol
 
 from crcr.config.settings import Settings
 from crcr.relay.jobs.events import JobHook
+from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.queue_handler import QueueHandler
 from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.results.retry import hud_queue_handler
@@ -86,6 +87,7 @@ class Sweeper:
         batch_size: int = 50,
         hook_budget: float = 10.0,
         parallel: Mapping[str, int] | None = None,
+        supersede: Callable[[Job], Awaitable[bool]] | None = None,
     ) -> None:
         self._store = store
         self.queue_handlers: dict[str, QueueHandler] = {
@@ -107,6 +109,7 @@ class Sweeper:
             batch_size,
             hook_budget,
             dict(deadline_handlers or {}),
+            supersede,
         )
         self._drainer = QueueDrainer(
             store,

@@ -13,6 +13,7 @@ from fastapi.responses import JSONResponse
 
 from crcr.relay.allowlist.source import AllowlistUnavailable
 from crcr.relay.checks.check_runs import CHECKS_WANTED_FLAG
+from crcr.relay.jobs.dispatch import UpstreamContext
 from crcr.relay.webhook import metrics
 from crcr.relay.webhook.client_payload import PayloadTooLarge, build_client_payload
 from crcr.relay.webhook.events import Dispatch, Ignore, LabelDevice, Rerequest, route_event
@@ -74,6 +75,9 @@ class WebhookDeps:
     budget: FanOutBudget | None = None
     # SPEC §15 (crcr.relay.budgets.merge_queue): a destroyed merge group closes its records.
     merge_group_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
+    # SPEC §15 (crcr.relay.budgets.supersession): a PR head sent (or waiting for a slot)
+    # becomes its backends' live head; a synchronize supersedes the one it replaces.
+    head_dispatched: Callable[[str, UpstreamContext, Sequence[str]], Awaitable[int]] | None = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -234,6 +238,12 @@ async def _fan_out(
     )
     if deps.budget is not None:
         await deps.budget.settle(delivery_id, decision.context, outcomes)
+    if deps.head_dispatched is not None:
+        # Not duplicates (a redelivery), not refused ones: what this delivery started.
+        started = [o.repo for o in outcomes if o.result in (Result.DISPATCHED, Result.QUEUED)]
+        await deps.head_dispatched(
+            delivery_id, decision.context, started + budgeted.get("waiting", [])
+        )
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]
     failed = [o.as_json() for o in outcomes if o.result in (Result.FAILED, Result.QUEUED)]

@@ -207,6 +207,12 @@ async def redeliver_dispatch(fanout: FanOut, payload: Mapping[str, Any]) -> bool
     """
     delivery_id, repo = str(payload["delivery_id"]), str(payload["repo"])
     error: str | None = None
+    existing = await fanout.store.get_dispatch(delivery_id, repo)
+    if existing is not None and existing.get("superseded_by"):
+        # A newer head of its PR came while it waited (SPEC §15): never sent.
+        metrics.DISPATCHES.labels(outcome="dropped_superseded").inc()
+        _audit(fanout, repo, delivery_id, "dropped", "superseded")
+        return True
     if fanout.still_listed is not None and not await fanout.still_listed(repo):
         # Revoked while it waited (SPEC §12): never sent, and no callback can bind to it.
         status, error, outcome = DispatchStatus.FAILED, REMOVED, "dropped_removed"

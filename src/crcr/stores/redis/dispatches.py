@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crcr.stores.keys import ttl_milliseconds
@@ -63,3 +63,17 @@ class RedisDispatches(RedisStoreBase, Dispatches, Idempotency):
                 self._keys.dispatch(delivery_id, repo)
             )
         return data_of(fields) if fields else None
+
+    async def get_dispatches(
+        self, delivery_id: str, repos: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        if not repos:
+            return {}
+        with unavailable_on_error():
+            async with self._client.pipeline(transaction=False) as pipe:
+                for repo in repos:
+                    pipe.hgetall(self._keys.dispatch(delivery_id, repo))
+                replies: list[dict[str, str]] = await pipe.execute()
+        return {
+            repo: data_of(fields) for repo, fields in zip(repos, replies, strict=True) if fields
+        }

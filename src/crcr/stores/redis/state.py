@@ -13,6 +13,7 @@ from crcr.stores.redis.governance import RedisGovernance
 from crcr.stores.redis.jobs import RedisJobs
 from crcr.stores.redis.lease_claims import RedisLeaseClaims
 from crcr.stores.redis.lock import RedisLock
+from crcr.stores.redis.pull_heads import RedisPullHeads
 from crcr.stores.redis.queues import RedisQueues
 from crcr.stores.redis.rate_limit import RedisRateLimit
 from crcr.stores.redis.schema import RedisSchema
@@ -32,6 +33,7 @@ class RedisStateStore(
     RedisAudit,
     RedisBisections,
     RedisBudgetSlots,
+    RedisPullHeads,
     RedisSchema,
 ):
     """`StateStore` on one Redis (or Cluster-compatible) database.

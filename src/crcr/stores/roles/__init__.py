@@ -20,6 +20,7 @@ from crcr.stores.roles.jobs import JobStates
 from crcr.stores.roles.lease_claims import LeaseClaims
 from crcr.stores.roles.lifecycle import Lifecycle
 from crcr.stores.roles.lock import LeaderLock
+from crcr.stores.roles.pull_heads import PullHeads
 from crcr.stores.roles.queues import RetryQueue
 from crcr.stores.roles.rate_limit import RateLimiter
 
@@ -40,6 +41,7 @@ __all__ = [
     "LeaderLock",
     "LeaseClaims",
     "Lifecycle",
+    "PullHeads",
     "RateLimiter",
     "RetryQueue",
 ]

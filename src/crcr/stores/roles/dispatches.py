@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 
@@ -42,3 +42,8 @@ class Dispatches(Protocol):
 
     async def get_dispatch(self, delivery_id: str, repo: str) -> dict[str, Any] | None:
         """Return the dispatch record, or None."""
+
+    async def get_dispatches(
+        self, delivery_id: str, repos: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        """`get_dispatch` for many repos in one round trip; repos without one are left out."""

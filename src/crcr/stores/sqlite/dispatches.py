@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, merged
@@ -76,3 +76,18 @@ class SqliteDispatches(SqliteStoreBase, Dispatches, Idempotency):
         key = compose(delivery_id, repo)
         value = await self._db.read(lambda conn, now: live_value(conn, "dispatch", key, now))
         return None if value is None else decode_mapping(value)
+
+    async def get_dispatches(
+        self, delivery_id: str, repos: Sequence[str]
+    ) -> dict[str, dict[str, Any]]:
+        keys = {repo: compose(delivery_id, repo) for repo in repos}
+
+        def read(conn: sqlite3.Connection, now: float) -> dict[str, dict[str, Any]]:
+            found = {}
+            for repo, key in keys.items():
+                value = live_value(conn, "dispatch", key, now)
+                if value is not None:
+                    found[repo] = decode_mapping(value)
+            return found
+
+        return await self._db.read(read) if keys else {}

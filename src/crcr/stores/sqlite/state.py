@@ -13,6 +13,7 @@ from crcr.stores.sqlite.governance import SqliteGovernance
 from crcr.stores.sqlite.jobs import SqliteJobs
 from crcr.stores.sqlite.lease_claims import SqliteLeaseClaims
 from crcr.stores.sqlite.lock import SqliteLock
+from crcr.stores.sqlite.pull_heads import SqlitePullHeads
 from crcr.stores.sqlite.queues import SqliteQueues
 from crcr.stores.sqlite.rate_limit import SqliteRateLimit
 
@@ -31,6 +32,7 @@ class SqliteStateStore(
     SqliteAudit,
     SqliteBisections,
     SqliteBudgetSlots,
+    SqlitePullHeads,
 ):
     """`StateStore` in a SQLite file; expired rows read as absent and are purged later.
 

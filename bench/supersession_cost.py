@@ -1,0 +1,109 @@
+"""What SPEC §15's supersession costs the `pull_request` path: state-store round trips.
+
+Run: `python -m bench.supersession_cost [--repos 100] [--prs 20]`. Each PR is opened,
+then pushed to (`synchronize`) while no job has reported yet, fanned out to `--repos`
+backends exactly as `POST /github/webhook` does (the fan-out, then the supersession
+hook), over a real SQLite state store whose every call is counted (`bench.budget_cap`'s
+`CountingStore`); GitHub is a send that returns at once. Printed per event: the
+fan-out's own calls, and the calls the supersession hook adds for an `opened` (moving
+the live heads) and for a superseding `synchronize` (closing every backend's older
+dispatch and sending the `crcr_cancel`s).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, cast
+
+from bench.budget_cap import CountingStore
+from crcr.hud.write.report import JobReport
+from crcr.relay.budgets.supersession import Supersession, SupersessionStore
+from crcr.relay.jobs.dispatch import UpstreamContext
+from crcr.relay.results.forwarder import HudForwarder, InProcessHudTransport
+from crcr.relay.webhook.fanout import FanOut, FanoutStore, dispatch_to_downstreams
+from crcr.stores.sqlite.state import SqliteStateStore
+
+
+class NoHud:
+    """An ingestor that takes everything (no job reports here, so nothing is sent)."""
+
+    def ingest(self, body: Any) -> None:
+        return None
+
+    def ingest_report(self, report: JobReport) -> None:
+        return None
+
+
+async def measure(repos: list[str], prs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await SqliteStateStore.open(Path(tmp) / "state.db")
+        try:
+            counting = CountingStore(store)
+
+            async def send(repo: str, body: bytes) -> None:
+                return None
+
+            fanout = FanOut(
+                store=cast(FanoutStore, counting),
+                send=send,
+                is_permanent=lambda exc: False,
+                record_ttl=3600,
+                concurrency=100,
+            )
+            forwarder = HudForwarder(InProcessHudTransport(NoHud()), counting, timeout=1.0)
+            supersession = Supersession(
+                cast(SupersessionStore, counting),
+                fanout,
+                forwarder,
+                record_ttl=3600,
+                hook_budget=1.0,
+            )
+            totals = {"fan-out": 0, "opened hook": 0, "synchronize hook": 0}
+            for number in range(1, prs + 1):
+                for action, sha in (("opened", f"{number:040x}"), ("synchronize", "f" * 40)):
+                    delivery = str(uuid.uuid4())
+                    context = UpstreamContext("o/upstream", "pull_request", sha, number, (), action)
+                    before = sum(counting.calls.values())
+                    await dispatch_to_downstreams(
+                        fanout,
+                        delivery_id=delivery,
+                        context=context,
+                        client_payload={"n": number},
+                        trimmed=False,
+                        repos=repos,
+                    )
+                    middle = sum(counting.calls.values())
+                    superseded = await supersession.dispatched(delivery, context, repos)
+                    after = sum(counting.calls.values())
+                    totals["fan-out"] += middle - before
+                    totals[f"{action} hook"] += after - middle
+                    assert superseded == (len(repos) if action == "synchronize" else 0)
+            return {
+                "fan-out calls/event": totals["fan-out"] / (2 * prs),
+                "opened: hook calls/event": totals["opened hook"] / prs,
+                "synchronize: hook calls/event": totals["synchronize hook"] / prs,
+                "synchronize: hook calls/superseded backend": totals["synchronize hook"]
+                / (prs * len(repos)),
+            }
+        finally:
+            await store.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repos", type=int, default=100)
+    parser.add_argument("--prs", type=int, default=20)
+    args = parser.parse_args()
+    repos = [f"org{n % 10}/backend-{n}" for n in range(args.repos)]
+    results = asyncio.run(measure(repos, args.prs))
+    print(f"{args.repos} backends, {args.prs} PRs (opened, then one synchronize), SQLite")
+    for name, value in results.items():
+        print(f"{name:<45} {value:>8.2f}")
+
+
+if __name__ == "__main__":
+    main()
