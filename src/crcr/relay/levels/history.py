@@ -43,42 +43,70 @@ class LevelHistory:
 
     async def open(self, repo: str, kind: str, start: datetime, detail: str) -> None:
         """Start an episode (one already open of the same kind is closed first)."""
-        await self.close(repo, kind, start)
-        await self.record(Episode(repo, kind, start, None, detail))
+        await self._open(await self._of(repo), Episode(repo, kind, start, None, detail))
 
     async def record(self, episode: Episode) -> None:
         """Keep an episode as it is (a decline's, say, whose end is known at its start)."""
-        await self._store.put_governance(EPISODE, episode.key, episode.to_store())
-        await self._prune(episode.repo)
+        await self._record(await self._of(episode.repo), episode)
 
     async def close(self, repo: str, kind: str, end: datetime) -> None:
         """End the open episodes of `kind` for `repo`."""
-        for episode in (await self.episodes()).get(repo.lower(), ()):
-            if episode.kind == kind and episode.end is None:
-                closed = Episode(episode.repo, kind, episode.start, end, episode.detail)
-                await self._store.put_governance(EPISODE, closed.key, closed.to_store())
+        await self._close(await self._of(repo), kind, end)
 
     async def follow_levels(self, allowlist: Allowlist, now: datetime) -> None:
-        """Open a `level` episode for every allowlist level not yet followed, close gone ones."""
+        """Open a `level` episode for every allowlist level not yet followed, close gone ones.
+
+        The episodes are read once for the whole pass, not once per backend: a first pass
+        over a thousand-entry allowlist would otherwise reread every episode per entry.
+        """
         known: Mapping[str, dict[str, object]] = await self._store.governance(LEVEL)
         listed = {entry.repo.lower(): entry for entry in allowlist.entries}
-        for key, entry in listed.items():
-            record = known.get(key)
-            if record is not None and record.get("level") == str(entry.level):
-                continue
+        changed = [
+            entry
+            for key, entry in listed.items()
+            if (known.get(key) or {}).get("level") != str(entry.level)
+        ]
+        gone = [key for key in known if key not in listed]
+        if not changed and not gone:
+            return
+        episodes = await self.episodes()
+        for entry in changed:
             await self._store.put_governance(
-                LEVEL, key, {"repo": entry.repo, "level": str(entry.level), "since": iso(now)}
+                LEVEL,
+                entry.repo.lower(),
+                {"repo": entry.repo, "level": str(entry.level), "since": iso(now)},
             )
-            await self.open(entry.repo, "level", now, str(entry.level))
-        for key, record in known.items():
-            if key not in listed:
-                await self.close(str(record.get("repo") or key), "level", now)
-                await self._store.remove_governance(LEVEL, key)
+            opened = Episode(entry.repo, "level", now, None, str(entry.level))
+            await self._open(episodes.get(entry.repo.lower(), ()), opened)
+        for key in gone:
+            await self._close(episodes.get(key, ()), "level", now)
+            await self._store.remove_governance(LEVEL, key)
 
-    async def _prune(self, repo: str) -> None:
-        episodes = (await self.episodes()).get(repo.lower(), ())
-        for episode in episodes[: max(0, len(episodes) - KEEP)]:
-            await self._store.remove_governance(EPISODE, episode.key)
+    async def _of(self, repo: str) -> tuple[Episode, ...]:
+        return (await self.episodes()).get(repo.lower(), ())
+
+    async def _open(self, episodes: tuple[Episode, ...], episode: Episode) -> None:
+        """`open` given the backend's episodes as read."""
+        await self._record(await self._close(episodes, episode.kind, episode.start), episode)
+
+    async def _close(
+        self, episodes: tuple[Episode, ...], kind: str, end: datetime
+    ) -> tuple[Episode, ...]:
+        """`close` given the backend's episodes as read; returns them as they are now."""
+        current = []
+        for episode in episodes:
+            if episode.kind == kind and episode.end is None:
+                episode = Episode(episode.repo, kind, episode.start, end, episode.detail)
+                await self._store.put_governance(EPISODE, episode.key, episode.to_store())
+            current.append(episode)
+        return tuple(current)
+
+    async def _record(self, episodes: tuple[Episode, ...], episode: Episode) -> None:
+        """`record` given the backend's episodes as read: keep it, drop the oldest past `KEEP`."""
+        await self._store.put_governance(EPISODE, episode.key, episode.to_store())
+        kept = sorted({old.key: old for old in (*episodes, episode)}.values(), key=_order)
+        for old in kept[: max(0, len(kept) - KEEP)]:
+            await self._store.remove_governance(EPISODE, old.key)
 
 
 def _order(episode: Episode) -> tuple[datetime, int]:
