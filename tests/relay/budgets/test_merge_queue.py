@@ -21,6 +21,7 @@ from tests.relay.checks_harness import (
     L2_REPO,
     L3_REPO,
     L4_REPO,
+    RUN_ID,
     World,
     installed_sandbox,
     open_world,
@@ -141,11 +142,17 @@ async def test_a_group_concludes_with_the_worst_of_its_jobs_once_every_job_has_e
         await first.settle()
         assert first.latest(CHECK)["status"] == "in_progress"  # the second shard still runs
 
+        sandbox.add_workflow_run(L4_REPO, RUN_ID, status="completed", conclusion="failure")
         failed = await second.report(L4_REPO, delivery, "completed", "failure", job="second")
         assert failed.is_success
         await second.settle()
         await first.settle()
         assert [run.get("conclusion") for run in first.check_runs(CHECK)] == [None, "failure"]
+        # The group's check does not wait for a confirming re-run, so none is asked for:
+        # an L4 failure in a merge group costs the backend's hardware no second run.
+        assert sandbox.reruns(L4_REPO) == []
+        failed_job = first.latest(f"crcr/{L4_REPO}/ci/second")
+        assert failed_job["conclusion"] == "failure"
 
         # A shard that starts late and passes changes nothing: the group has failed.
         late = "third"

@@ -81,6 +81,8 @@ class CheckReport:
     started_at: float | None = None
     superseded_by: str | None = None
     """The PR's newer head that superseded the job (SPEC §15), once it is SUPERSEDED."""
+    event_type: str = "pull_request"
+    """The upstream event its dispatch answered (`pull_request`, `push`, `merge_group` …)."""
 
     @property
     def check_name(self) -> str:
@@ -139,6 +141,7 @@ def report_from_job(job: Job) -> CheckReport:
         check_run_id=run.check_run_id,
         started_at=None if job.in_progress_at is None else float(job.in_progress_at),
         superseded_by=job.dispatch.superseded_by if job.state is JobState.SUPERSEDED else None,
+        event_type=context.event_type,
     )
 
 

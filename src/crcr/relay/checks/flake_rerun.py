@@ -24,6 +24,7 @@ from typing import Protocol
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Level
+from crcr.relay.budgets.merge_queue import EVENT as MERGE_GROUP_EVENT
 from crcr.relay.checks.check_runs import CheckReport
 from crcr.relay.checks.notes import FlakeCheck
 from crcr.relay.jobs.lifecycle import JobState
@@ -69,10 +70,15 @@ class FlakeRerun:
         """Re-creates a finished job's check run (set by the publisher that owns this)."""
 
     def applies_to(self, report: CheckReport) -> bool:
-        """L4 GitHub Actions jobs only: other CI systems cannot be re-run through GitHub."""
+        """L4 GitHub Actions jobs only: other CI systems cannot be re-run through GitHub.
+
+        Not a merge group's: its own check (SPEC §15) concludes on the first failure
+        without waiting, so a confirming run would cost the backend's hardware for nothing.
+        """
         return (
             self.enabled
             and report.level >= Level.L4
+            and report.event_type != MERGE_GROUP_EVENT
             and report.issuer_kind == "github"
             and report.run_id.isdigit()
             and report.run_attempt.isdigit()
