@@ -715,6 +715,10 @@ class Place:
             # The model is about what is decided, not how fast: a loaded machine (a soak
             # beside the suite) must not turn a callback into a 503 to retry.
             world.runtime.callback.check_budget = 30.0
+            # Nor may a loaded machine cut a callback's hooks (check runs, comments) short:
+            # what a cut hook leaves undone the sweeper redoes after the job's grace
+            # (tests/relay/checks/test_publisher.py, a relay that died before the hooks).
+            world.runtime.callback.hook_budget = 30.0
             if world.runtime.demotions is not None:
                 world.runtime.demotions._cache_seconds = 0  # a demotion counts at once
             yield world
