@@ -54,6 +54,7 @@ from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
 from crcr.relay.webhook.reruns import Rerunner
+from crcr.stores.roles.pull_heads import RECOVERY_PREFIX
 from crcr.stores.state import StateStore
 
 HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
@@ -282,7 +283,11 @@ async def open_runtime(
             ),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
-        deadline_handlers={**checks.deadline_handlers, **merge_queue.deadline_handlers},
+        deadline_handlers={
+            **checks.deadline_handlers,
+            **merge_queue.deadline_handlers,
+            RECOVERY_PREFIX: supersession.recover,
+        },
         extra_steps=[levels, probes, cap.refill],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
