@@ -93,6 +93,7 @@ class Runtime:
     culprits: CulpritFinder | None = None
     aa: AaSender | None = None
     budget_board: BudgetBoard | None = None
+    supersession: Supersession | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -351,6 +352,7 @@ async def open_runtime(
         culprits=culprits,
         aa=aa,
         budget_board=BudgetBoard(store, source.get),
+        supersession=supersession,
         _closers=closers,
     )
 
