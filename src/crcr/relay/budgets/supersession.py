@@ -17,9 +17,10 @@ The step also keeps what it superseded as pending, with a deadline (`RECOVERY_GR
 on): the follow-up below settles it, and if the relay dies first, the sweeper's
 deadline handler (`recover`) runs the follow-up again, on any instance. Every step of
 it may run twice: the record update writes the same values, the `crcr_cancel`'s record
-claims it once, job transitions are compare-and-set. A job that comes due with no
-pending left (its step was cut before it was recorded, or expired) is still found by
-`finalise_overdue`: its head is known superseded, so it is superseded, not timed out.
+claims it once, job transitions are compare-and-set. A job still running at its zombie
+timeout whose pending record is gone (lost, or expired with the PR's heads) is still
+found by `finalise_overdue`: its head is known superseded, so it is superseded, not
+timed out.
 
 For each superseded head whose dispatch is unfinished:
 
