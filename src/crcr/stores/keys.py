@@ -129,6 +129,10 @@ class RedisKeys:
     def _bucket(self, bucket: int) -> str:
         return f"{self.prefix}{{jobs:{bucket:02d}}}"
 
+    def listed(self, name: str) -> str:
+        """A list of job keys (`transition_job_and_deadline`'s `listed_under`)."""
+        return self._tagged("listed", name)
+
     def rate(self, key: str) -> str:
         return self._tagged("rl", key)
 

@@ -57,7 +57,7 @@ from crcr.relay.results.forwarder import HudForwarder
 from crcr.relay.results.job_finish import JobFinish
 from crcr.relay.webhook.client_payload import build_client_payload
 from crcr.relay.webhook.fanout import FanOut, dispatch_to_downstreams
-from crcr.stores.roles import Dispatches, JobStates, JobSummaries, PullHeads
+from crcr.stores.roles import Dispatches, JobStates, PullHeads
 from crcr.stores.roles.pull_heads import RECOVERY_PREFIX, NewHead, SupersededHead
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ RECOVERY_GRACE = 60.0
 far beyond the follow-up's own time (milliseconds), so that it normally settles first."""
 
 
-class SupersessionStore(PullHeads, Dispatches, JobSummaries, JobStates, Protocol):
+class SupersessionStore(PullHeads, Dispatches, JobStates, Protocol):
     """The state store's roles this module uses."""
 
 
@@ -156,7 +156,7 @@ class Supersession:
         One store step moves every backend's head; only a superseding synchronize costs
         more: per superseded delivery (usually one: the previous head, sent to every
         backend) one read of its records, one write and one `crcr_cancel` fan-out, per
-        superseded backend one read of its head's job summaries, and one step to settle.
+        superseded backend one read of its dispatch's job list, and one step to settle.
         """
         supersede = supersedes_heads(context)
         if supersede is None or not repos:
@@ -273,11 +273,10 @@ class Supersession:
         )
 
     async def _jobs_of(self, record: DispatchRecord) -> list[Job]:
-        """The jobs of this dispatch that reported, as far as the store lists them (the
-        job summaries of its head and repo, kept for every L3/L4 job)."""
-        summaries = await self.store.job_summaries(record.context.head_sha, record.repo)
+        """The jobs of this dispatch that reported, at every level: each one's
+        `in_progress` transition listed it under the dispatch (`jobs_list`)."""
         jobs = []
-        for key in summaries:
+        for key in await self.store.listed_jobs(record.jobs_list):
             job = Job.readable(key, await self.store.get_job(key))
             if job is not None and job.dispatch.delivery_id == record.delivery_id:
                 jobs.append(job)
