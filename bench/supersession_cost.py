@@ -1,14 +1,15 @@
 """What SPEC §15's supersession costs the `pull_request` path: state-store round trips.
 
 Run: `python -m bench.supersession_cost [--repos 100] [--prs 20]`. Each PR is opened,
-then pushed to twice (`synchronize`, the first push's webhook last) while no job has
-reported yet, fanned out to `--repos` backends exactly as `POST /github/webhook` does
-(the fan-out, then the supersession hook), over a real SQLite state store whose every call is counted (`bench.budget_cap`'s
-`CountingStore`); GitHub is a send that returns at once. Printed per event: the
-fan-out's own calls, and the calls the supersession hook adds for an `opened` (moving
-the live heads), for a superseding `synchronize` (closing every backend's older
-dispatch and sending the `crcr_cancel`s), and for an older `synchronize` whose webhook
-lands after the newer one's (it closes its own dispatches: the newer head stays live).
+then pushed to twice (`synchronize`, the first push's webhook landing last) while no
+job has reported yet, fanned out to `--repos` backends exactly as `POST /github/webhook`
+does (the fan-out, then the supersession hook), over a real SQLite state store whose
+every call is counted (`bench.budget_cap`'s `CountingStore`); GitHub is a send that
+returns at once. Printed per event: the fan-out's own calls, and the calls the
+supersession hook adds for an `opened` (moving the live heads), for a superseding
+`synchronize` (closing every backend's older dispatch and sending the `crcr_cancel`s),
+and for the older `synchronize` landing last (it closes its own dispatches: the newer
+head stays live).
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ async def measure(repos: list[str], prs: int) -> dict[str, float]:
             for number in range(1, prs + 1):
                 opened, pushed = f"{number:040x}", "f" * 40
                 late = "e" * 40  # pushed between the two, its webhook the last to land
-                events = (
+                events: tuple[tuple[str, str, str, dict[str, str], int], ...] = (
                     ("opened", opened, "opened", {}, 0),
                     ("synchronize", pushed, "synchronize", {"before": late}, len(repos)),
                     ("late older", late, "synchronize", {"before": opened}, len(repos)),
