@@ -1,13 +1,15 @@
 """What SPEC §15's supersession costs the `pull_request` path: state-store round trips.
 
 Run: `python -m bench.supersession_cost [--repos 100] [--prs 20]`. Each PR is opened,
-then pushed to (`synchronize`) while no job has reported yet, fanned out to `--repos`
-backends exactly as `POST /github/webhook` does (the fan-out, then the supersession
-hook), over a real SQLite state store whose every call is counted (`bench.budget_cap`'s
-`CountingStore`); GitHub is a send that returns at once. Printed per event: the
-fan-out's own calls, and the calls the supersession hook adds for an `opened` (moving
-the live heads) and for a superseding `synchronize` (closing every backend's older
-dispatch and sending the `crcr_cancel`s).
+then pushed to twice (`synchronize`, the first push's webhook landing last) while no
+job has reported yet, fanned out to `--repos` backends exactly as `POST /github/webhook`
+does (the fan-out, then the supersession hook), over a real SQLite state store whose
+every call is counted (`bench.budget_cap`'s `CountingStore`); GitHub is a send that
+returns at once. Printed per event: the fan-out's own calls, and the calls the
+supersession hook adds for an `opened` (moving the live heads), for a superseding
+`synchronize` (closing every backend's older dispatch and sending the `crcr_cancel`s),
+and for the older `synchronize` landing last (it closes its own dispatches: the newer
+head stays live).
 """
 
 from __future__ import annotations
@@ -62,9 +64,16 @@ async def measure(repos: list[str], prs: int) -> dict[str, float]:
                 record_ttl=3600,
                 hook_budget=1.0,
             )
-            totals = {"fan-out": 0, "opened hook": 0, "synchronize hook": 0}
+            totals = dict.fromkeys(("fan-out", "opened", "synchronize", "late older"), 0)
             for number in range(1, prs + 1):
-                for action, sha in (("opened", f"{number:040x}"), ("synchronize", "f" * 40)):
+                opened, pushed = f"{number:040x}", "f" * 40
+                late = "e" * 40  # pushed between the two, its webhook the last to land
+                events: tuple[tuple[str, str, str, dict[str, str], int], ...] = (
+                    ("opened", opened, "opened", {}, 0),
+                    ("synchronize", pushed, "synchronize", {"before": late}, len(repos)),
+                    ("late older", late, "synchronize", {"before": opened}, len(repos)),
+                )
+                for name, sha, action, payload, expected in events:
                     delivery = str(uuid.uuid4())
                     context = UpstreamContext("o/upstream", "pull_request", sha, number, (), action)
                     before = sum(counting.calls.values())
@@ -77,17 +86,19 @@ async def measure(repos: list[str], prs: int) -> dict[str, float]:
                         repos=repos,
                     )
                     middle = sum(counting.calls.values())
-                    superseded = await supersession.dispatched(delivery, context, repos)
+                    superseded = await supersession.dispatched(delivery, context, repos, payload)
                     after = sum(counting.calls.values())
                     totals["fan-out"] += middle - before
-                    totals[f"{action} hook"] += after - middle
-                    assert superseded == (len(repos) if action == "synchronize" else 0)
+                    totals[name] += after - middle
+                    assert superseded == expected, (name, superseded)
+            per_backend = prs * len(repos)
             return {
-                "fan-out calls/event": totals["fan-out"] / (2 * prs),
-                "opened: hook calls/event": totals["opened hook"] / prs,
-                "synchronize: hook calls/event": totals["synchronize hook"] / prs,
-                "synchronize: hook calls/superseded backend": totals["synchronize hook"]
-                / (prs * len(repos)),
+                "fan-out calls/event": totals["fan-out"] / (3 * prs),
+                "opened: hook calls/event": totals["opened"] / prs,
+                "synchronize: hook calls/event": totals["synchronize"] / prs,
+                "synchronize: hook calls/superseded backend": totals["synchronize"] / per_backend,
+                "late older synchronize: hook calls/event": totals["late older"] / prs,
+                "late older: hook calls/superseded backend": totals["late older"] / per_backend,
             }
         finally:
             await store.close()
@@ -100,7 +111,8 @@ def main() -> None:
     args = parser.parse_args()
     repos = [f"org{n % 10}/backend-{n}" for n in range(args.repos)]
     results = asyncio.run(measure(repos, args.prs))
-    print(f"{args.repos} backends, {args.prs} PRs (opened, then one synchronize), SQLite")
+    shape = "opened, then two synchronizes whose webhooks land newest first"
+    print(f"{args.repos} backends, {args.prs} PRs ({shape}), SQLite")
     for name, value in results.items():
         print(f"{name:<45} {value:>8.2f}")
 

@@ -54,6 +54,7 @@ from crcr.relay.sweeper.sweeper import BackgroundSweeper, Sweeper
 from crcr.relay.webhook.endpoint import WebhookDeps
 from crcr.relay.webhook.fanout import DISPATCH_QUEUE, FanOut, SendDispatch, dispatch_queue_handler
 from crcr.relay.webhook.reruns import Rerunner
+from crcr.stores.roles.pull_heads import RECOVERY_PREFIX
 from crcr.stores.state import StateStore
 
 HTTP_LIMITS = httpx.Limits(max_connections=200, max_keepalive_connections=50)
@@ -92,6 +93,7 @@ class Runtime:
     culprits: CulpritFinder | None = None
     aa: AaSender | None = None
     budget_board: BudgetBoard | None = None
+    supersession: Supersession | None = None
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _background: BackgroundSweeper | None = None
 
@@ -282,7 +284,11 @@ async def open_runtime(
             ),
         },
         on_finalised=[checks.on_accepted, confirmer.on_accepted, cap.on_job, merge_queue.on_job],
-        deadline_handlers={**checks.deadline_handlers, **merge_queue.deadline_handlers},
+        deadline_handlers={
+            **checks.deadline_handlers,
+            **merge_queue.deadline_handlers,
+            RECOVERY_PREFIX: supersession.recover,
+        },
         extra_steps=[levels, probes, cap.refill],
         # Dispatches to different repositories do not depend on one another's order.
         parallel={DISPATCH_QUEUE: DISPATCH_PARALLEL},
@@ -346,6 +352,7 @@ async def open_runtime(
         culprits=culprits,
         aa=aa,
         budget_board=BudgetBoard(store, source.get),
+        supersession=supersession,
         _closers=closers,
     )
 

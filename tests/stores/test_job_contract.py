@@ -265,3 +265,49 @@ async def test_restore_changes_nothing_once_the_job_has_moved_on(store: TrackedJ
     assert await store.get_job("other") is None
     assert await store.overdue(9000.0) == ["job"]
     assert await store.overdue(599.0) == []
+
+
+# --- job lists (every job of one dispatch, SPEC §15) --------------------------------
+
+
+async def test_a_transition_lists_its_job_under_the_name_given_whatever_its_outcome(
+    store: TrackedJobs,
+) -> None:
+    applied = []
+    for key in ("d1|org/x|run-1|build", "d1|org/x|run-1|test", "d1|org/x|run-1|test"):
+        change = await store.transition_job_and_deadline(
+            key,
+            allowed_from=[None],
+            new=JobRecord("IN_PROGRESS", {"at": 1.0}),
+            ttl=TTL,
+            deadline=100.0,
+            listed_under="jobs:d1:org/x",
+        )
+        applied.append(change.applied)
+    await store.transition_job_and_deadline(
+        "d2|org/x|run-1|test",
+        allowed_from=[None],
+        new=JobRecord("IN_PROGRESS", {"at": 1.0}),
+        ttl=TTL,
+        deadline=100.0,
+        listed_under="jobs:d2:org/x",
+    )
+
+    assert applied == [True, True, False]  # the repeat did not apply...
+    assert sorted(await store.listed_jobs("jobs:d1:org/x")) == [
+        "d1|org/x|run-1|build",
+        "d1|org/x|run-1|test",  # ...and its job is listed once
+    ]
+    assert await store.listed_jobs("jobs:d2:org/x") == ["d2|org/x|run-1|test"]
+    assert await store.listed_jobs("jobs:d3:org/x") == []
+
+
+async def test_a_transition_without_a_list_name_lists_nothing(store: TrackedJobs) -> None:
+    await store.transition_job_and_deadline(
+        "d1|org/x|run-1|test",
+        allowed_from=[None],
+        new=JobRecord("IN_PROGRESS", {}),
+        ttl=TTL,
+        deadline=100.0,
+    )
+    assert await store.listed_jobs("jobs:d1:org/x") == []

@@ -121,8 +121,17 @@ class RedisKeys:
     def job(self, job_key: str) -> str:
         return f"{self._bucket(job_bucket(job_key))}:{key_part(job_key)}"
 
+    def beside_deadline(self, kind: str, deadline_key: str) -> str:
+        """A record kept in the Cluster slot of `deadline_key`'s deadlines set, so that a
+        script may change both (a pull's heads and their recovery deadline, SPEC §15)."""
+        return f"{self._bucket(job_bucket(deadline_key))}:{kind}:{key_part(deadline_key)}"
+
     def _bucket(self, bucket: int) -> str:
         return f"{self.prefix}{{jobs:{bucket:02d}}}"
+
+    def listed(self, name: str) -> str:
+        """A list of job keys (`transition_job_and_deadline`'s `listed_under`)."""
+        return self._tagged("listed", name)
 
     def rate(self, key: str) -> str:
         return self._tagged("rl", key)

@@ -7,8 +7,9 @@ in the background, `settle()` is one sweeper pass of the instance it is called o
 
 from __future__ import annotations
 
+import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -47,14 +48,19 @@ class Budgeted:
         self.allowlist.write_text(BUDGETED_ALLOWLIST)
 
     @asynccontextmanager
-    async def instance(self) -> AsyncIterator[World]:
-        """One relay instance; its sweeper runs only the budget's step of the extras."""
+    async def instance(
+        self, clock: Callable[[], float] = time.time, **overrides: Any
+    ) -> AsyncIterator[World]:
+        """One relay instance; its sweeper runs only the budget's step of the extras.
+        `clock` is its time for jobs (a restart hours later), `overrides` settings."""
         async with open_world(
             self.opener,
             self.tmp_path,
             self.sandbox,
             self.signing_key,
             allowlist_url=str(self.allowlist),
+            clock=clock,
+            **overrides,
         ) as world:
             gate = world.runtime.webhook.budget
             assert isinstance(gate, BudgetGate)

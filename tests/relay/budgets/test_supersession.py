@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
-from typing import Any
 
 from tests.relay import callback_harness
 from tests.relay.budgets.budget_world import CAPPED, OPEN, Budgeted, open_pr
+from tests.relay.budgets.supersession_world import cancels, check_runs_on, heads_sent, started
 from tests.relay.callback_harness import StoreOpener
-from tests.relay.checks_harness import UPSTREAM, World, sandbox_app
+from tests.relay.checks_harness import UPSTREAM, sandbox_app
 
 from crcr.sandbox.github_identity import SandboxApp
 from crcr.sandbox.oidc_issuer import SigningKey
@@ -26,7 +26,6 @@ __all__ = ["sandbox_app"]
 PR = 77
 HEADS = [f"{n:x}" * 40 for n in range(1, 6)]
 """Five heads in a row: the PR opened at the first, then four synchronizes."""
-CHECK_NAME = f"crcr/{CAPPED}/ci/test"
 
 SUPERSEDING_ALLOWLIST = f"""
 L2:
@@ -34,34 +33,6 @@ L2:
 L4:
   - {CAPPED}: {{oncalls: [oncall1], max_concurrent: 1}}
 """
-
-
-def cancels(world: World, repo: str) -> list[dict[str, Any]]:
-    """The `crcr_cancel` dispatches `repo` got, oldest first."""
-    return [
-        d.client_payload for d in world.sandbox.dispatches(repo) if d.event_type == "crcr_cancel"
-    ]
-
-
-def heads_sent(world: World, repo: str) -> list[str]:
-    """The PR heads `repo` was sent, oldest first."""
-    return [
-        d.client_payload["payload"]["pull_request"]["head"]["sha"]
-        for d in world.sandbox.dispatches(repo)
-        if d.event_type == "pull_request"
-    ]
-
-
-def check_runs_on(world: World, sha: str) -> list[dict[str, Any]]:
-    return [run for run in world.check_runs(CHECK_NAME) if run["head_sha"] == sha]
-
-
-async def started(world: World, delivery: str) -> None:
-    """Both backends' CI start on this head (the capped one once its slot came)."""
-    await world.settle()  # a capped head admitted by a freed slot is sent from the queue
-    for repo in (CAPPED, OPEN):
-        response = await world.report(repo, delivery, "in_progress")
-        assert response.json() == {"status": "accepted"}, response.text
 
 
 async def test_five_heads_in_a_row_leave_one_live_head_and_four_cancels(

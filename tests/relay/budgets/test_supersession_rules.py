@@ -7,12 +7,14 @@ import pytest
 
 from crcr.relay.budgets.supersession import (
     cancel_payload,
+    new_head,
     pull_of,
     supersedes_heads,
     unfinished,
 )
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.lifecycle import JobState
+from crcr.stores.roles.pull_heads import NewHead
 
 HEAD = "a" * 40
 
@@ -77,3 +79,35 @@ def test_a_dispatch_is_unfinished_until_every_job_it_reported_ended(
     jobs: list[JobState], expected: bool
 ) -> None:
     assert unfinished(jobs) is expected
+
+
+def test_a_synchronize_head_is_ordered_by_its_before_and_updated_at() -> None:
+    payload = {"before": "b" * 40, "pull_request": {"updated_at": "2026-11-29T10:00:05Z"}}
+
+    head = new_head("d-2", context(), payload)
+
+    assert head == NewHead("d-2", HEAD, before="b" * 40, updated_at="2026-11-29T10:00:05Z")
+    assert head.stored() == {
+        "delivery_id": "d-2",
+        "head_sha": HEAD,
+        "updated_at": "2026-11-29T10:00:05Z",
+    }
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        {},  # a dispatch by hand, or a trimmed payload
+        {"before": None, "pull_request": {"updated_at": 1700000000}},
+        {"before": ["x"], "pull_request": "not an object"},
+    ],
+)
+def test_a_head_without_usable_order_fields_is_ordered_by_arrival(
+    payload: dict[str, object],
+) -> None:
+    assert new_head("d-2", context(), payload) == NewHead("d-2", HEAD)
+
+
+def test_only_a_synchronize_names_the_head_it_moved_from() -> None:
+    payload = {"before": "b" * 40}
+    assert new_head("d-1", context(action="opened"), payload).before == ""

@@ -131,6 +131,7 @@ async def process_job_callback(
         # are done (a relay that died before them), for the sweeper.
         deadline=now + (deps.settings.zombie_timeout if in_progress else COMPLETION_GRACE),
         count=job_count(deps, body.delivery_id, verified_repo) if in_progress else None,
+        listed_under=record.jobs_list if in_progress else None,
     )
     if not transition.counted:
         raise too_many_jobs(deps)

@@ -75,6 +75,12 @@ class DispatchRecord:
         a superseded dispatch's late callbacks are accepted, and shown as superseded."""
         return self.status in _ACCEPTING
 
+    @property
+    def jobs_list(self) -> str:
+        """The state store list its jobs are added to as they start (SPEC §15: a newer
+        head supersedes the running ones, at every level)."""
+        return f"jobs:{self.delivery_id}:{self.repo.lower()}"
+
     def superseded(self, by: str) -> DispatchRecord:
         """This dispatch once a newer head (`by`) of its PR closed it."""
         return replace(self, status=DispatchStatus.SUPERSEDED, superseded_by=by)

@@ -1,8 +1,7 @@
 """The sweeper's first step: time out zombie jobs and redo completions whose relay died.
 
 Every step is safe to run twice or concurrently: a job is finalised by an atomic
-transition, and its HUD body is queued before the transition (a crash in between
-leaves a body the HUD queue handler drops as stale).
+transition, and its HUD body is queued before the transition (`results.job_finish`).
 
 The deadline list also holds other components' timers under a key prefix of their own
 (the check publisher's watches over open check runs, SPEC §10.2): a due key with such a
@@ -19,9 +18,10 @@ from typing import Any, Protocol
 from crcr.relay.jobs.events import JobHook, JobTransitioned, run_hooks
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.jobs.job import Job, JobTimeout
-from crcr.relay.jobs.lifecycle import TIMEOUT_FROM, JobState, store_states
+from crcr.relay.jobs.lifecycle import TIMEOUT_FROM, JobState
 from crcr.relay.results.body import elapsed, job_hud_body, payload_for_timeout
 from crcr.relay.results.forwarder import HudForwarder
+from crcr.relay.results.job_finish import JobFinish
 from crcr.relay.sweeper.metrics import COMPLETIONS_REDONE, JOB_FAILURES, ZOMBIES_FINALISED
 from crcr.relay.sweeper.pass_limit import PassLimit
 from crcr.relay.sweeper.report import SweepReport
@@ -141,29 +141,29 @@ class OverdueJobs:
         return True
 
     async def _time_out(self, job: Job, now: float) -> bool:
+        """Finalise a zombie as `timed_out`; False if it moved on since it was read (its
+        deadline stays, for the next pass to look again)."""
         timeout = JobTimeout(now)
-        timed_out = job.timed_out(timeout)
-        hud_body = job_hud_body(
-            job,
-            execution_time=elapsed(now, job.in_progress_at),
+        finish = JobFinish(
+            self.store,
+            self.forwarder,
+            self.on_finalised,
+            self.hook_budget,
+            self.status_ttl,
+            source="sweeper",
+        )
+        timed_out = await finish.finish(
+            job.timed_out(timeout),
+            timeout.to_record(),
+            allowed_from=TIMEOUT_FROM,
             callback_payload=payload_for_timeout(job.callback, completed_at=now),
+            execution_time=elapsed(now, job.in_progress_at),
+            item_id=f"timeout:{job.key}",
+            untrack=False,
         )
-        # Queued *before* the transition: a crash in between leaves a queued body the
-        # queue handler drops as stale if the transition never happened, instead of a
-        # TIMED_OUT job whose HUD row was never written.
-        expect = HudExpectation.of(timed_out)
-        await self.forwarder.enqueue(hud_body, expect=expect, item_id=f"timeout:{job.key}")
-        transition = await self.store.transition_job(
-            job.key,
-            allowed_from=store_states(TIMEOUT_FROM),
-            new=timeout.to_record(),
-            ttl=self.status_ttl,
-        )
-        if not transition.applied:
-            return False
-        ZOMBIES_FINALISED.inc()
-        await self._run_hooks(timed_out, hud_body)
-        return True
+        if timed_out:
+            ZOMBIES_FINALISED.inc()
+        return timed_out
 
     async def _redo_completion(self, job: Job) -> None:
         """The HUD row and hooks of a completion, from the job record, through the queue.

@@ -76,8 +76,11 @@ class WebhookDeps:
     # SPEC §15 (crcr.relay.budgets.merge_queue): a destroyed merge group closes its records.
     merge_group_seen: Callable[[Mapping[str, Any]], Awaitable[None]] | None = None
     # SPEC §15 (crcr.relay.budgets.supersession): a PR head sent (or waiting for a slot)
-    # becomes its backends' live head; a synchronize supersedes the one it replaces.
-    head_dispatched: Callable[[str, UpstreamContext, Sequence[str]], Awaitable[int]] | None = None
+    # becomes its backends' live head; a synchronize supersedes the older of the two
+    # (the payload orders them).
+    head_dispatched: (
+        Callable[[str, UpstreamContext, Sequence[str], Mapping[str, Any]], Awaitable[int]] | None
+    ) = None
 
 
 def webhook_router(deps: Callable[[], WebhookDeps]) -> APIRouter:
@@ -242,7 +245,7 @@ async def _fan_out(
         # Not duplicates (a redelivery), not refused ones: what this delivery started.
         started = [o.repo for o in outcomes if o.result in (Result.DISPATCHED, Result.QUEUED)]
         await deps.head_dispatched(
-            delivery_id, decision.context, started + budgeted.get("waiting", [])
+            delivery_id, decision.context, started + budgeted.get("waiting", []), payload
         )
     dispatched = [o.repo for o in outcomes if o.result is Result.DISPATCHED]
     duplicates = [o.repo for o in outcomes if o.result is Result.DUPLICATE]

@@ -56,6 +56,7 @@ class RedisJobs(RedisDeadlines, JobStates):
         ttl: int,
         deadline: float | None,
         count: JobCount | None = None,
+        listed_under: str | None = None,
     ) -> Transition:
         """The transition and the deadline change pipelined: one round trip, not two.
 
@@ -93,6 +94,9 @@ class RedisJobs(RedisDeadlines, JobStates):
                 ("PEXPIRE", deadlines, QUEUE_TTL_MS),
             ]
         )
+        if listed_under is not None:  # in another Cluster slot: the pipeline splits there
+            listed = self._keys.listed(listed_under)
+            track += [("SADD", listed, job_key), ("PEXPIRE", listed, ttl_milliseconds(ttl))]
         reply, tracked, *_ = await self._run_with(script, keys, args, then=track)
         applied, previous, *counted = reply
         transition = Transition(
@@ -128,6 +132,11 @@ class RedisJobs(RedisDeadlines, JobStates):
                 self._keys.job(job_key)
             )
         return _job_record(fields)
+
+    async def listed_jobs(self, name: str) -> list[str]:
+        with unavailable_on_error():
+            members = await self._client.smembers(self._keys.listed(name))
+        return [str(member) for member in members]
 
 
 def _job_record(fields: Mapping[str, str]) -> JobRecord | None:

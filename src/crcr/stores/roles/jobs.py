@@ -35,6 +35,7 @@ class JobStates(Protocol):
         ttl: int,
         deadline: float | None,
         count: JobCount | None = None,
+        listed_under: str | None = None,
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
@@ -46,6 +47,11 @@ class JobStates(Protocol):
         `count`, if given, is checked and hit first, in the same step: refused, nothing
         is written and the result says `counted=False` (the per-dispatch job bound of
         an `in_progress` callback rides here rather than costing a round trip of its own).
+
+        `listed_under`, if given, adds the job key to that list (kept `ttl`), in the same
+        round trip, whether the transition applies or not (one `count` refused may be
+        listed too): `listed_jobs` reads it back (every job of one dispatch, for
+        supersession, SPEC §15), and its reader checks each job's record.
         """
 
     async def restore_job(
@@ -67,3 +73,6 @@ class JobStates(Protocol):
 
     async def get_job(self, job_key: str) -> JobRecord | None:
         """Return the job's current record, or None."""
+
+    async def listed_jobs(self, name: str) -> list[str]:
+        """The job keys listed under `name` by `transition_job_and_deadline`, any order."""

@@ -38,6 +38,15 @@ def _transition(
     return transition
 
 
+LISTED = "listed-job"
+"""The records kind of `listed_under`'s entries: one row per (list, job), keyed so that
+a list's rows are one range of the primary key."""
+
+
+def _listed(name: str, job_key: str) -> str:
+    return f"{name}\x00{job_key}"
+
+
 class SqliteJobs(SqliteStoreBase, JobStates):
     """Job records as rows of `records`; a transition moves the deadline in its transaction."""
 
@@ -60,11 +69,15 @@ class SqliteJobs(SqliteStoreBase, JobStates):
         ttl: int,
         deadline: float | None,
         count: JobCount | None = None,
+        listed_under: str | None = None,
     ) -> Transition:
         transition = _transition(job_key, allowed_from, new, ttl)
+        listed_for = ttl_seconds(ttl)
         hit = None if count is None else rate_hit(count.key, count.limit, count.window_seconds)
 
         def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
+            if listed_under is not None:
+                put_value(conn, LISTED, _listed(listed_under, job_key), "", now + listed_for)
             if hit is not None and not hit(conn, now).allowed:
                 return Transition(applied=False, previous=None, counted=False)
             outcome = transition(conn, now)
@@ -112,3 +125,14 @@ class SqliteJobs(SqliteStoreBase, JobStates):
 
     async def get_job(self, job_key: str) -> JobRecord | None:
         return _job(await self._db.read(lambda conn, now: live_value(conn, "job", job_key, now)))
+
+    async def listed_jobs(self, name: str) -> list[str]:
+        start, end = f"{name}\x00", f"{name}\x01"
+        rows = await self._db.read(
+            lambda conn, now: conn.execute(
+                "SELECT key FROM records"
+                " WHERE kind = ? AND key >= ? AND key < ? AND expires_at > ?",
+                (LISTED, start, end, now),
+            ).fetchall()
+        )
+        return [str(key)[len(start) :] for (key,) in rows]
