@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
-from crcr.stores.values import JobCount, JobRecord, Transition
+from crcr.stores.values import ClaimRef, JobCount, JobRecord, Transition
 
 
 class JobStates(Protocol):
@@ -35,6 +35,7 @@ class JobStates(Protocol):
         ttl: int,
         deadline: float | None,
         count: JobCount | None = None,
+        read_claim: ClaimRef | None = None,
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
@@ -46,6 +47,10 @@ class JobStates(Protocol):
         `count`, if given, is checked and hit first, in the same step: refused, nothing
         is written and the result says `counted=False` (the per-dispatch job bound of
         an `in_progress` callback rides here rather than costing a round trip of its own).
+
+        `read_claim`, if given, is read in the same round trip, whatever the outcome, as
+        `leased_value` would read it (`Transition.claim_value`): a read the caller makes
+        after most transitions rides here rather than costing a round trip of its own.
         """
 
     async def restore_job(
