@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis.asyncio as redis
@@ -46,6 +46,9 @@ class CommandBatcher:
         self._waiting: list[Waiting] = []
         self._sender: asyncio.Task[None] | None = None
         self._connection: AbstractConnection | None = None
+        self._parsers: dict[str, Callable[..., Any] | None] = {}
+        """redis-py's reply callback of each command name, looked up once (its own table
+        upper-cases the name on every lookup)."""
 
     async def execute(self, commands: Sequence[Command]) -> list[Any]:
         """Send `commands` back to back; their replies in order, a failed one as its exception.
@@ -123,7 +126,6 @@ class CommandBatcher:
         if connection is None:
             pool = client.connection_pool
             connection = self._connection = await pool.get_connection()  # type: ignore[no-untyped-call]
-        callbacks = client.response_callbacks
 
         async def once() -> list[Any]:
             await connection.send_packed_command(
@@ -136,7 +138,7 @@ class CommandBatcher:
                 except ResponseError as error:  # the reply of this command alone
                     replies.append(error)
                     continue
-                parse = callbacks.get(command[0])
+                parse = self._parser(command[0])
                 if parse is not None:
                     reply = parse(reply)
                     if inspect.isawaitable(reply):
@@ -148,3 +150,11 @@ class CommandBatcher:
             await connection.disconnect(error=error)
 
         return await connection.retry.call_with_retry(once, reconnect)
+
+    def _parser(self, name: str) -> Callable[..., Any] | None:
+        """redis-py's callback for the replies of command `name` (None: taken as read)."""
+        try:
+            return self._parsers[name]
+        except KeyError:
+            parser = self._parsers[name] = self._client.response_callbacks.get(name)
+            return parser
