@@ -161,3 +161,27 @@ async def test_a_failure_of_commands_nobody_waits_for_is_dropped_and_flush_retur
     results = await asyncio.gather(batcher.execute([("PING",)]), return_exceptions=True)
     assert isinstance(results[0], RedisConnectionError)  # the batcher still works
     await unreachable.aclose()
+
+
+async def test_a_connection_the_server_closed_is_reopened_within_the_retries(
+    redis_url: str,
+) -> None:
+    """The batcher keeps one connection: redis-py's retries (the store allows two)
+    reopen it within the same batch, and without any the next batch does."""
+    retrying = redis.Redis.from_url(redis_url, decode_responses=True, retry=Retry(NoBackoff(), 1))
+    once = redis.Redis.from_url(redis_url, decode_responses=True, retry=Retry(NoBackoff(), 0))
+    for client in (retrying, once):
+        batcher = CommandBatcher(client, timeout=5)
+        (first_id,) = await batcher.execute([("CLIENT", "ID")])
+        assert await client.client_kill_filter(_id=first_id) == 1
+
+        results = await asyncio.gather(batcher.execute([("CLIENT", "ID")]), return_exceptions=True)
+
+        if client is retrying:
+            assert isinstance(results[0], list) and results[0] != [first_id]  # a new one
+        else:
+            assert isinstance(results[0], RedisConnectionError)
+        (again,) = await batcher.execute([("CLIENT", "ID")])
+        assert again != first_id
+        await batcher.close()
+        await client.aclose()
