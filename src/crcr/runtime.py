@@ -250,6 +250,7 @@ async def open_runtime(
         forward_budget=min(settings.hud_timeout, MAX_FORWARD_BUDGET),
         audit=audit,
         clock=clock,
+        oncall_claim=checks.oncall.claim_of,
     )
     probes = ProbeSender(
         store,

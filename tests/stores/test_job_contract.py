@@ -7,12 +7,16 @@ from typing import Protocol
 
 from tests.stores.test_state_contract import TTL
 
-from crcr.stores.roles import Deadlines, JobStates
-from crcr.stores.state import JobCount, JobRecord, Transition
+from crcr.stores.roles import Deadlines, JobStates, LeaseClaims
+from crcr.stores.state import ClaimRef, JobCount, JobRecord, Transition
 
 
 class TrackedJobs(JobStates, Deadlines, Protocol):
     """Job records with their deadlines, as a callback moves both in one step."""
+
+
+class ClaimedJobs(TrackedJobs, LeaseClaims, Protocol):
+    """Job transitions that read a claim (an oncall comment's) in the same step."""
 
 
 # --- job state machine ------------------------------------------------------------
@@ -311,3 +315,34 @@ async def test_a_transition_without_a_list_name_lists_nothing(store: TrackedJobs
         deadline=100.0,
     )
     assert await store.listed_jobs("jobs:d1:org/x") == []
+
+
+# --- a claim read in the transition's step (the oncall comment of a finished job) ---
+
+
+async def test_a_transition_reads_the_claims_settled_value_whatever_its_outcome(
+    store: ClaimedJobs,
+) -> None:
+    done = JobRecord(state="completed", data={"conclusion": "success"})
+    told = ClaimRef("oncall-comment", "upstream/repo#7:org/backend")
+    untold = ClaimRef("oncall-comment", "upstream/repo#8:org/backend")
+    await store.claim_lease(told.name, told.key, "instance-a", lease=60.0, ttl=TTL)
+    await store.claim_lease(untold.name, untold.key, "instance-a", lease=60.0, ttl=TTL)
+    await store.settle_lease(told.name, told.key, "instance-a", "4242", TTL)
+
+    async def complete(job: str, claim: ClaimRef | None) -> Transition:
+        return await store.transition_job_and_deadline(
+            job, allowed_from={None}, new=done, ttl=TTL, deadline=600.0, read_claim=claim
+        )
+
+    applied, repeat = await complete("job-a", told), await complete("job-a", told)
+    held_only = await complete("job-b", untold)  # claimed, its comment not posted yet
+    nobody = await complete("job-c", ClaimRef("oncall-comment", "upstream/repo#9:org/x"))
+    not_asked = await complete("job-d", None)
+
+    assert (applied.applied, applied.claim_value) == (True, "4242")
+    assert (repeat.applied, repeat.claim_value) == (False, "4242")
+    assert held_only.claim_value is None
+    assert nobody.claim_value is None
+    assert (not_asked.applied, not_asked.claim_value) == (True, None)
+    assert await store.overdue(600.0) == ["job-a", "job-b", "job-c", "job-d"]

@@ -35,6 +35,7 @@ from crcr.stores.roles import (
     RetryQueue,
 )
 from crcr.stores.values import (
+    ClaimRef,
     JobCount,
     JobRecord,
     LeaseClaim,
@@ -46,6 +47,7 @@ from crcr.stores.values import (
 )
 
 __all__ = [
+    "ClaimRef",
     "JobCount",
     "JobRecord",
     "LeaseClaim",

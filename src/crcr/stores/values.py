@@ -24,12 +24,14 @@ class Transition:
     """Outcome of a compare-and-set on a job: whether it applied, and what was there.
 
     `counted` is False when a `JobCount` given with the transition refused it (nothing
-    was written); True otherwise.
+    was written); True otherwise. `claim_value` is the value settled on the `ClaimRef`
+    read with the transition (None: none settled, or none asked for).
     """
 
     applied: bool
     previous: JobRecord | None
     counted: bool = True
+    claim_value: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,14 @@ class LeasedItem:
     attempts: int
     enqueued_at: float
     lease_token: str
+
+
+@dataclass(frozen=True)
+class ClaimRef:
+    """One claim of `claim_lease` (its `name` and `key`), to be read in another step."""
+
+    name: str
+    key: str
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ name), never one per run. The real relay over the sandbox GitHub, on Redis and S
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.relay import callback_harness, checks_harness
+from tests.relay.callback_harness import StoreOpener
 from tests.relay.checks_harness import (
     ALLOWLIST,
     DEVICE_LABEL,
@@ -16,10 +19,12 @@ from tests.relay.checks_harness import (
     L4_REPO,
     RUN_ID,
     World,
+    open_world,
 )
-from tests.relay.governance.steps import blob_world, demote, merge_allowlist, run_job
+from tests.relay.governance.steps import BLOB_URL, blob_world, demote, merge_allowlist, run_job
 
 from crcr.relay.allowlist.model import Level
+from crcr.sandbox.oidc_issuer import SigningKey
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -98,6 +103,14 @@ async def test_one_row_per_job_however_many_runs_it_had(world: World) -> None:
     assert "checks pass again" in only_comment(world)
 
 
+def demoted_to_l2(allowlist: str) -> str:
+    """The allowlist once `L3_REPO`'s demotion pull request merged: it is at L2."""
+    demoted = allowlist.replace(f"    {L3_REPO}: [xpu-oncall]\n", "")
+    demoted = demoted.replace(f"  - {L2_REPO}\n", f"  - {L2_REPO}\n  - {L3_REPO}: [xpu-oncall]\n")
+    assert f"  - {L3_REPO}: [xpu-oncall]" in demoted and "    " + L3_REPO not in demoted
+    return demoted
+
+
 async def test_the_comment_follows_a_backend_moved_below_l3_by_a_merged_demotion(
     blob_world: World,
 ) -> None:
@@ -109,10 +122,7 @@ async def test_the_comment_follows_a_backend_moved_below_l3_by_a_merged_demotion
     assert check_name(L3_REPO, "build") in only_comment(world)
 
     # The demotion pull request merges: the backend is at L2 from now on.
-    demoted = ALLOWLIST.replace(f"    {L3_REPO}: [xpu-oncall]\n", "")
-    demoted = demoted.replace(f"  - {L2_REPO}\n", f"  - {L2_REPO}\n  - {L3_REPO}: [xpu-oncall]\n")
-    assert f"  - {L3_REPO}: [xpu-oncall]" in demoted and "    " + L3_REPO not in demoted
-    await merge_allowlist(world, demoted)
+    await merge_allowlist(world, demoted_to_l2(ALLOWLIST))
     assert (await world.runtime.allowlist()).level_of(L3_REPO) == Level.L2
     await run_job(world, L3_REPO, delivery, "success", job="build", run_attempt=2)
     await world.settle()
@@ -125,3 +135,29 @@ async def test_the_comment_follows_a_backend_moved_below_l3_by_a_merged_demotion
     checks_before = len(world.check_runs())
     await run_job(world, L3_REPO, delivery, "success", job="build", run_id=RUN_ID + 1)
     assert len(world.check_runs()) == checks_before
+
+
+async def test_a_comment_one_instance_posted_is_edited_after_another_instances_callback(
+    blob_world: World, opener: StoreOpener, tmp_path: Path, signing_key: SigningKey
+) -> None:
+    """Two relays sharing the state store: instance A tells the oncalls, the backend
+    moves to L2, and a new passing run reaches instance B. B's callback learns of A's
+    comment in its transition's round trip, and has it edited."""
+    a = blob_world
+    delivery = await a.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(a, L3_REPO, delivery, "failure", job="build")
+    await a.settle()
+    assert check_name(L3_REPO, "build") in only_comment(a)
+    await merge_allowlist(a, demoted_to_l2(ALLOWLIST))
+
+    (tmp_path / "b").mkdir()
+    async with open_world(opener, tmp_path / "b", a.sandbox, signing_key, BLOB_URL) as b:
+        b.runtime.sweeper.extra_steps.clear()
+        assert (await b.runtime.allowlist()).level_of(L3_REPO) == Level.L2
+        # A new run, not a re-run: no check run at L2, so only the comment follows it.
+        await run_job(b, L3_REPO, delivery, "success", job="build", run_id=RUN_ID + 1)
+        await b.settle()
+
+    body = only_comment(a)
+    assert "checks pass again" in body
+    assert check_name(L3_REPO, "build") not in body

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import redis.asyncio as redis
+from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
@@ -16,19 +17,31 @@ from redis.exceptions import ResponseError
 from crcr.stores.redis.batching import CommandBatcher
 
 
+class CountingConnection(Connection):
+    """A real connection that counts the batches of commands it packs: one per round
+    trip (its handshake packs commands one by one)."""
+
+    batches = 0
+
+    def pack_commands(self, commands: Any) -> list[bytes]:
+        type(self).batches += 1
+        return super().pack_commands(commands)
+
+
 class CountingClient(redis.Redis):
-    """A real client that counts the pipelines (round trips) it is asked for."""
+    """A real client whose connections count the round trips they make."""
 
-    pipelines = 0
-
-    def pipeline(self, *args: Any, **kwargs: Any) -> Any:
-        self.pipelines += 1
-        return super().pipeline(*args, **kwargs)
+    @property
+    def round_trips(self) -> int:
+        return int(self.connection_pool.connection_class.batches)
 
 
 @pytest.fixture
 async def client(redis_url: str, redis_namespace: str) -> AsyncIterator[CountingClient]:
-    connection = CountingClient.from_url(redis_url, decode_responses=True)
+    counting = type("CountingForThisTest", (CountingConnection,), {"batches": 0})
+    connection = CountingClient.from_url(
+        redis_url, decode_responses=True, connection_class=counting
+    )
     yield connection
     await connection.aclose()
 
@@ -55,7 +68,7 @@ async def test_concurrent_callers_share_round_trips(
     await asyncio.gather(*(batcher.execute([("PING",)]) for _ in range(50)))
 
     # The first caller's pipeline leaves on the next loop turn with all 50 in it.
-    assert client.pipelines == 1
+    assert client.round_trips == 1
 
 
 async def test_a_lone_caller_is_sent_at_once(client: CountingClient) -> None:
@@ -63,7 +76,7 @@ async def test_a_lone_caller_is_sent_at_once(client: CountingClient) -> None:
 
     assert await batcher.execute([("PING",)]) == [True]
     assert await batcher.execute([("ECHO", "again")]) == ["again"]
-    assert client.pipelines == 2
+    assert client.round_trips == 2
 
 
 async def test_a_failed_command_fails_only_its_own_reply(
@@ -135,7 +148,7 @@ async def test_commands_sent_without_waiting_ride_with_the_next_callers_and_befo
     replies = await batcher.execute([("INCR", key)])
 
     assert replies == [42]
-    assert client.pipelines == 1
+    assert client.round_trips == 1
 
 
 async def test_a_failure_of_commands_nobody_waits_for_is_dropped_and_flush_returns() -> None:
@@ -148,3 +161,27 @@ async def test_a_failure_of_commands_nobody_waits_for_is_dropped_and_flush_retur
     results = await asyncio.gather(batcher.execute([("PING",)]), return_exceptions=True)
     assert isinstance(results[0], RedisConnectionError)  # the batcher still works
     await unreachable.aclose()
+
+
+async def test_a_connection_the_server_closed_is_reopened_within_the_retries(
+    redis_url: str,
+) -> None:
+    """The batcher keeps one connection: redis-py's retries (the store allows two)
+    reopen it within the same batch, and without any the next batch does."""
+    retrying = redis.Redis.from_url(redis_url, decode_responses=True, retry=Retry(NoBackoff(), 1))
+    once = redis.Redis.from_url(redis_url, decode_responses=True, retry=Retry(NoBackoff(), 0))
+    for client in (retrying, once):
+        batcher = CommandBatcher(client, timeout=5)
+        (first_id,) = await batcher.execute([("CLIENT", "ID")])
+        assert await client.client_kill_filter(_id=first_id) == 1
+
+        results = await asyncio.gather(batcher.execute([("CLIENT", "ID")]), return_exceptions=True)
+
+        if client is retrying:
+            assert isinstance(results[0], list) and results[0] != [first_id]  # a new one
+        else:
+            assert isinstance(results[0], RedisConnectionError)
+        (again,) = await batcher.execute([("CLIENT", "ID")])
+        assert again != first_id
+        await batcher.close()
+        await client.aclose()

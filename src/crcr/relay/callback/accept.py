@@ -23,7 +23,7 @@ from crcr.relay.callback.deps import CallbackDeps
 from crcr.relay.callback.hud_report import hud_report
 from crcr.relay.callback.schema import CallbackBody, ParsedCallback
 from crcr.relay.jobs.dispatch import DispatchRecord
-from crcr.relay.jobs.events import JobTransitioned, run_hooks
+from crcr.relay.jobs.events import ClaimRead, JobTransitioned, run_hooks
 from crcr.relay.jobs.expectation import HudExpectation
 from crcr.relay.jobs.job import Job, JobCompletion
 from crcr.relay.jobs.lifecycle import (
@@ -37,7 +37,7 @@ from crcr.relay.jobs.lifecycle import (
 )
 from crcr.relay.results.body import elapsed, job_hud_body, queue_time
 from crcr.relay.results.forwarder import Delivery, ForwardResult
-from crcr.stores.state import JobCount, JobRecord
+from crcr.stores.state import ClaimRef, JobCount, JobRecord
 from crcr.web.error_bodies import error_body
 from crcr.web.refusal import Invalid
 
@@ -122,6 +122,7 @@ async def process_job_callback(
     else:
         completion = JobCompletion.of(body.workflow.conclusion, now, callback.without_payload)
         new = completion.to_record()
+    claim = _oncall_claim(deps, record, verified_repo) if completion is not None else None
     transition = await deps.store.transition_job_and_deadline(
         key,
         allowed_from=allowed_from_for_store(status),
@@ -132,6 +133,7 @@ async def process_job_callback(
         deadline=now + (deps.settings.zombie_timeout if in_progress else COMPLETION_GRACE),
         count=job_count(deps, body.delivery_id, verified_repo) if in_progress else None,
         listed_under=record.jobs_list if in_progress else None,
+        read_claim=claim,
     )
     if not transition.counted:
         raise too_many_jobs(deps)
@@ -173,11 +175,21 @@ async def process_job_callback(
     if result.delivery is Delivery.REJECTED:
         await _undo_transition(deps, key, job.state, transition.previous)
         return JobOutcome(verdict, result)
-    await run_hooks(deps.on_accepted, JobTransitioned(job, hud_body), budget=deps.hook_budget)
+    comment = None if claim is None else ClaimRead(claim, transition.claim_value)
+    event = JobTransitioned(job, hud_body, oncall_comment=comment)
+    await run_hooks(deps.on_accepted, event, budget=deps.hook_budget)
     if not in_progress:
         # Not waited for: were it lost, the sweeper's redo is harmless.
         await deps.store.untrack_deadline(key, wait=False)
     return JobOutcome(verdict, result)
+
+
+def _oncall_claim(deps: CallbackDeps, record: DispatchRecord, repo: str) -> ClaimRef | None:
+    """The oncall comment claim a finished job's hooks read, if it is a PR's job."""
+    pr_number = record.context.pr_number
+    if deps.oncall_claim is None or not pr_number:
+        return None
+    return deps.oncall_claim(pr_number, repo)
 
 
 def _unrecorded(

@@ -17,6 +17,7 @@ from crcr.relay.jobs.events import JobHook
 from crcr.relay.results.forwarder import HudForwarder
 from crcr.reporter.post import REQUEST_TIMEOUT
 from crcr.stores.roles import Caches, Deadlines, JobStates, RateLimiter
+from crcr.stores.values import ClaimRef
 
 
 class CallbackStore(JobStates, Deadlines, RateLimiter, Caches, Protocol):
@@ -64,7 +65,9 @@ class CallbackDeps:
     seconds together; they should enqueue slow work (e.g. check runs) rather than do
     it inline, because the reporter is waiting.
     `rate_window` is SPEC §5 step 3's sliding minute (shorter only in tests). `audit`
-    records every decision (SPEC §12).
+    records every decision (SPEC §12). `oncall_claim` names the claim of a PR's oncall
+    comment for a backend (`OncallNotifier.claim_of`): a completion's transition reads
+    it in its own round trip and hands it to the hooks (`JobTransitioned.oncall_comment`).
     """
 
     store: CallbackStore
@@ -81,6 +84,7 @@ class CallbackDeps:
     forward_budget: float = MAX_FORWARD_BUDGET
     hook_budget: float = HOOK_BUDGET
     audit: AuditTrail | None = None
+    oncall_claim: Callable[[int, str], ClaimRef] | None = None
     repository_ids: RepositoryIds = field(init=False)
 
     def __post_init__(self) -> None:

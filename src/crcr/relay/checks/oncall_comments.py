@@ -31,9 +31,10 @@ from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, CheckReport
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
+from crcr.relay.jobs.events import ClaimRead
 from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.roles import JobSummaries, LeaseClaims, RetryQueue
-from crcr.stores.state import LeasedItem
+from crcr.stores.state import ClaimRef, LeasedItem
 
 
 class OncallStore(LeaseClaims, JobSummaries, RetryQueue, Protocol):
@@ -213,7 +214,9 @@ class OncallNotifier:
         if report.pr_number is not None:
             await self._queue(report, summary_repo, cause, recovered=False)
 
-    async def update(self, report: CheckReport, summary_repo: str, cause: str) -> None:
+    async def update(
+        self, report: CheckReport, summary_repo: str, cause: str, seen: ClaimRead | None = None
+    ) -> None:
         """Queue an edit of the comment for a finished job, if the comment can change.
 
         For a job that did not fail, or one that got no check run (its backend demoted,
@@ -222,37 +225,51 @@ class OncallNotifier:
         comment, or when a job of this commit failed (a first comment may be being
         posted right now); otherwise, the usual case, nothing is queued. Such an item
         edits the comment and never posts the first one: only a failed check run tells
-        the oncalls.
+        the oncalls. `seen`: the comment's claim as the job's transition read it.
         """
         if report.pr_number is None or report.state not in TERMINAL_STATES:
             return
-        if not await self.has_comment(report.pr_number, summary_repo):
+        if not await self.has_comment(report.pr_number, summary_repo, seen):
             summaries = await self._store.job_summaries(report.head_sha, summary_repo)
             if not any(s.get("conclusion") in FAILING_CONCLUSIONS for s in summaries.values()):
                 return
         await self._queue(report, summary_repo, cause, recovered=True)
 
-    async def follow_below_l3(self, report: CheckReport) -> None:
+    async def follow_below_l3(self, report: CheckReport, seen: ClaimRead | None = None) -> None:
         """Keep the comment current for a finished PR job recorded below L3 (SPEC §10.2).
 
         Its backend was L3/L4 when the comment was posted and is lower now (a merged
         demotion): the comment still shows its jobs' latest state. The job summaries of
-        L2 jobs are kept only then, so a backend without a comment costs one store read.
+        L2 jobs are kept only then, so a backend without a comment costs one store read,
+        or none when the job's transition read it (`seen`).
         """
         if report.pr_number is None or report.state not in TERMINAL_STATES:
             return
         entry = (await self._allowlist()).entry(report.repo)
         repo = entry.repo if entry is not None else report.repo  # how summaries are keyed
-        if not await self.has_comment(report.pr_number, repo):
+        if not await self.has_comment(report.pr_number, repo, seen):
             return
         summary = report.to_summary()
         await self._store.put_job_summary(report.head_sha, repo, report.job_key, summary, self._ttl)
         await self._queue(report, repo, f"{report.job_key}:{report.state}:below-l3", recovered=True)
 
-    async def has_comment(self, pr_number: int, repo: str) -> bool:
-        """Whether the oncalls of `repo` were told about this PR (its comment was posted)."""
-        key = comment_key(self._upstream, pr_number, repo)
-        return await self._store.leased_value(COMMENT_CLAIMS, key) is not None
+    def claim_of(self, pr_number: int, repo: str) -> ClaimRef:
+        """The claim that holds the id of `repo`'s comment on this PR, once posted."""
+        return ClaimRef(COMMENT_CLAIMS, comment_key(self._upstream, pr_number, repo))
+
+    async def has_comment(self, pr_number: int, repo: str, seen: ClaimRead | None = None) -> bool:
+        """Whether the oncalls of `repo` were told about this PR (its comment was posted).
+
+        `seen` answers without a store read when it is this claim: it was read from
+        the store every instance shares, in the round trip of the transition that runs
+        the hook, so a comment any instance posted before that is seen. (A read here
+        would be later only by the HUD write; a comment posted in between is the race
+        a comment posted just after that read always was.)
+        """
+        claim = self.claim_of(pr_number, repo)
+        if seen is not None and seen.claim == claim:
+            return seen.value is not None
+        return await self._store.leased_value(claim.name, claim.key) is not None
 
     async def _queue(
         self, report: CheckReport, summary_repo: str, cause: str, *, recovered: bool

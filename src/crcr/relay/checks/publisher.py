@@ -187,7 +187,7 @@ class CheckPublisher:
             return
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
-                await self.oncall.follow_below_l3(report_from_job(job))
+                await self.oncall.follow_below_l3(report_from_job(job), event.oncall_comment)
             return
         report = report_from_job(job)
         allowlist = await self._allowlist()
@@ -201,7 +201,7 @@ class CheckPublisher:
             # No check run (demoted, say), yet the oncall comment shows this job's latest
             # state whatever the level is by now (SPEC §10.2, invariant 2).
             cause = check_item_id(job.key, job.state) + ":no-check-run"
-            await self.oncall.update(report, repo, cause=cause)
+            await self.oncall.update(report, repo, cause=cause, seen=event.oncall_comment)
             return
         item_id = await self._queue(job.key, job.state)
         if item_id is not None:

@@ -15,8 +15,17 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from crcr.relay.jobs.job import Job
+from crcr.stores.values import ClaimRef
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class ClaimRead:
+    """A claim's settled value (None: none) as read in the transition's own step."""
+
+    claim: ClaimRef
+    value: str | None
 
 
 @dataclass(frozen=True)
@@ -27,6 +36,10 @@ class JobTransitioned:
     hud_body: Mapping[str, Any]
     """The SPEC §6 body written (or queued) for the HUD row of this transition."""
     source: Literal["callback", "sweeper", "supersession"] = "callback"
+    oncall_comment: ClaimRead | None = None
+    """The job's PR's oncall comment claim as the callback's transition read it (every
+    finished PR job asks whether its backend's oncalls were told), so a hook does not
+    read it again; None where nobody read it."""
 
 
 JobHook = Callable[[JobTransitioned], Awaitable[None]]

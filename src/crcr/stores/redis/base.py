@@ -183,7 +183,7 @@ class RedisStoreBase(Lifecycle):
             await self._client.ping()
 
     async def close(self) -> None:
-        await self._batcher.flush()
+        await self._batcher.close()
         await self._client.aclose()
         if self._batch_client is not None:
             await self._batch_client.aclose()

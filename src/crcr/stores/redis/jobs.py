@@ -14,7 +14,7 @@ from crcr.stores.redis.encoding import QUEUE_TTL_MS, as_dict, data_fields, data_
 from crcr.stores.redis.errors import unavailable_on_error
 from crcr.stores.redis.rate_limit import rate_args, rate_decision
 from crcr.stores.roles.jobs import JobStates
-from crcr.stores.values import JobCount, JobRecord, Transition
+from crcr.stores.values import ClaimRef, JobCount, JobRecord, Transition
 
 
 def _transition_args(
@@ -57,6 +57,7 @@ class RedisJobs(RedisDeadlines, JobStates):
         deadline: float | None,
         count: JobCount | None = None,
         listed_under: str | None = None,
+        read_claim: ClaimRef | None = None,
     ) -> Transition:
         """The transition and the deadline change pipelined: one round trip, not two.
 
@@ -70,6 +71,8 @@ class RedisJobs(RedisDeadlines, JobStates):
 
         A `count` rides the transition's script on a single server (still one round
         trip); a Cluster keeps its key in another slot, so there it is hit first.
+        `read_claim` is one more command of the pipeline (HGET, as `leased_value`); on a
+        Cluster the pipeline is split by node, so any slot will do.
         """
         script, keys = lua.TRANSITION_JOB, [self._keys.job(job_key)]
         args = _transition_args(allowed_from, new, ttl)
@@ -97,12 +100,16 @@ class RedisJobs(RedisDeadlines, JobStates):
         if listed_under is not None:  # in another Cluster slot: the pipeline splits there
             listed = self._keys.listed(listed_under)
             track += [("SADD", listed, job_key), ("PEXPIRE", listed, ttl_milliseconds(ttl))]
-        reply, tracked, *_ = await self._run_with(script, keys, args, then=track)
+        if read_claim is not None:
+            track.append(("HGET", self._keys.lease_claim(read_claim.name, read_claim.key), "value"))
+        reply, tracked, *rest = await self._run_with(script, keys, args, then=track)
         applied, previous, *counted = reply
+        claim_value = rest[-1] if read_claim is not None else None
         transition = Transition(
             applied=bool(applied),
             previous=_job_record(as_dict(previous)),
             counted=bool(counted[0]) if counted else True,
+            claim_value=None if claim_value is None else str(claim_value),
         )
         stale = deadline is not None and not transition.applied and tracked
         if stale and (transition.previous is None or transition.previous.state != new.state):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Protocol
 
-from crcr.stores.values import JobCount, JobRecord, Transition
+from crcr.stores.values import ClaimRef, JobCount, JobRecord, Transition
 
 
 class JobStates(Protocol):
@@ -36,6 +36,7 @@ class JobStates(Protocol):
         deadline: float | None,
         count: JobCount | None = None,
         listed_under: str | None = None,
+        read_claim: ClaimRef | None = None,
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
@@ -52,6 +53,10 @@ class JobStates(Protocol):
         round trip, whether the transition applies or not (one `count` refused may be
         listed too): `listed_jobs` reads it back (every job of one dispatch, for
         supersession, SPEC §15), and its reader checks each job's record.
+
+        `read_claim`, if given, is read in the same round trip, whatever the outcome, as
+        `leased_value` would read it (`Transition.claim_value`): a read the caller makes
+        after most transitions rides here rather than costing a round trip of its own.
         """
 
     async def restore_job(

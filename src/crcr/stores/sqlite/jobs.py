@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Collection
+from dataclasses import replace
 
 from crcr.stores.keys import decode_mapping, encode, merged
 from crcr.stores.roles.jobs import JobStates
 from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
 from crcr.stores.sqlite.deadlines import track, untrack
+from crcr.stores.sqlite.lease_claims import settled_value
 from crcr.stores.sqlite.rate_limit import rate_hit
-from crcr.stores.values import JobCount, JobRecord, Transition
+from crcr.stores.values import ClaimRef, JobCount, JobRecord, Transition
 
 
 def _job(value: str | None) -> JobRecord | None:
@@ -70,6 +72,7 @@ class SqliteJobs(SqliteStoreBase, JobStates):
         deadline: float | None,
         count: JobCount | None = None,
         listed_under: str | None = None,
+        read_claim: ClaimRef | None = None,
     ) -> Transition:
         transition = _transition(job_key, allowed_from, new, ttl)
         listed_for = ttl_seconds(ttl)
@@ -78,6 +81,13 @@ class SqliteJobs(SqliteStoreBase, JobStates):
         def with_deadline(conn: sqlite3.Connection, now: float) -> Transition:
             if listed_under is not None:
                 put_value(conn, LISTED, _listed(listed_under, job_key), "", now + listed_for)
+            outcome = moved(conn, now)
+            if read_claim is None:
+                return outcome
+            value = settled_value(conn, read_claim.name, read_claim.key, now)
+            return replace(outcome, claim_value=value)
+
+        def moved(conn: sqlite3.Connection, now: float) -> Transition:
             if hit is not None and not hit(conn, now).allowed:
                 return Transition(applied=False, previous=None, counted=False)
             outcome = transition(conn, now)

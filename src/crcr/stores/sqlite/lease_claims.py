@@ -56,9 +56,13 @@ class SqliteLeaseClaims(SqliteStoreBase, LeaseClaims):
         return await self._db.write(settle)
 
     async def leased_value(self, name: str, key: str) -> str | None:
-        row_key = compose(name, key)
-        current = await self._db.read(lambda conn, now: live_value(conn, KIND, row_key, now))
-        if current is None:
-            return None
-        value = decode_mapping(current).get("value")
-        return None if value is None else str(value)
+        return await self._db.read(lambda conn, now: settled_value(conn, name, key, now))
+
+
+def settled_value(conn: sqlite3.Connection, name: str, key: str, now: float) -> str | None:
+    """The value settled on claim (`name`, `key`), read in the caller's transaction."""
+    current = live_value(conn, KIND, compose(name, key), now)
+    if current is None:
+        return None
+    value = decode_mapping(current).get("value")
+    return None if value is None else str(value)
