@@ -66,6 +66,57 @@ async def test_a_newer_head_of_a_pr_replaces_its_waiting_older_head_in_place(
     assert [(place, p["holder"]) for place, p in waiting] == [("pr:2", "d2b"), ("pr:3", "d3")]
 
 
+def _push(head: str, before: str, updated_at: str = "") -> dict[str, str]:
+    return {"head_sha": head, "before": before, "updated_at": updated_at}
+
+
+async def _waiting(store: StateStore) -> list[tuple[str, str]]:
+    return [(place, p["holder"]) for place, p in (await store.pool_view(POOL)).waiting]
+
+
+async def test_an_older_push_arriving_late_is_turned_away_not_queued_over_the_newer(
+    store: StateStore,
+) -> None:
+    await _join(store, "pr:1", "d1")
+    await store.join_pool(POOL, "pr:2", "d-c", _payload("d-c"), ONE, _push("c", before="b"))
+
+    # The push to `b` (from `a`) lands after the push from `b` to `c`.
+    late = await store.join_pool(POOL, "pr:2", "d-b", _payload("d-b"), ONE, _push("b", "a"))
+
+    assert [p["holder"] for p in late.replaced] == ["d-b"]
+    assert await _waiting(store) == [("pr:2", "d-c")]
+
+
+async def test_a_newer_push_takes_the_place_and_the_clock_orders_unrelated_ones(
+    store: StateStore,
+) -> None:
+    await _join(store, "pr:1", "d1")
+    await store.join_pool(POOL, "pr:2", "d-b", _payload("d-b"), ONE, _push("b", "a"))
+    newer = await store.join_pool(POOL, "pr:2", "d-c", _payload("d-c"), ONE, _push("c", "b"))
+    assert [p["holder"] for p in newer.replaced] == ["d-b"]
+
+    # A force-push (its `before` unknown here) ordered by `updated_at`: earlier loses...
+    earlier = _push("x", "gone", "2026-11-29T09:00:00Z")
+    at_nine = await store.join_pool(POOL, "pr:2", "d-x", _payload("d-x"), ONE, earlier)
+    assert [p["holder"] for p in at_nine.replaced] == ["d-c"]  # `c` had no time: arrival
+    later = _push("y", "other", "2026-11-29T09:00:05Z")
+    await store.join_pool(POOL, "pr:2", "d-y", _payload("d-y"), ONE, later)
+    turned = await store.join_pool(POOL, "pr:2", "d-x2", _payload("d-x2"), ONE, earlier)
+
+    assert [p["holder"] for p in turned.replaced] == ["d-x2"]
+    assert await _waiting(store) == [("pr:2", "d-y")]
+
+
+async def test_a_join_without_an_order_replaces_in_arrival_order(store: StateStore) -> None:
+    await _join(store, "pr:1", "d1")
+    await store.join_pool(POOL, "pr:2", "d-c", _payload("d-c"), ONE, _push("c", "b"))
+
+    reopened = await store.join_pool(POOL, "pr:2", "d-r", _payload("d-r"), ONE)
+
+    assert [p["holder"] for p in reopened.replaced] == ["d-c"]
+    assert await _waiting(store) == [("pr:2", "d-r")]
+
+
 async def test_a_redelivered_holder_is_not_queued_again(store: StateStore) -> None:
     assert await _join(store, "pr:1", "d1") == ["d1"]
     assert await _join(store, "pr:1", "d1") == []

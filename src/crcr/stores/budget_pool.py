@@ -10,17 +10,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from crcr.stores.keys import decode, encode
+from crcr.stores.pull_head_order import is_newer_than_waiting
 from crcr.stores.roles.budget_slots import PoolView, SlotChange
 
 
 @dataclass
 class Pool:
     """`held`: holder → until (epoch ms); `jobs`: holder → its unfinished jobs;
-    `line`: [place, holder, payload as JSON text], oldest first."""
+    `line`: [place, holder, payload as JSON text(, its head's order)], oldest first."""
 
     held: dict[str, int] = field(default_factory=dict)
     jobs: dict[str, list[str]] = field(default_factory=dict)
-    line: list[list[str]] = field(default_factory=list)
+    line: list[list[Any]] = field(default_factory=list)
 
     @classmethod
     def load(cls, text: str | None) -> Pool:
@@ -43,20 +44,30 @@ class Pool:
         """What the backend page shows."""
         return PoolView(
             {holder: until / 1000 for holder, until in self.held.items()},
-            [(place, decode(payload)) for place, _, payload in self.line],
+            [(item[0], decode(item[2])) for item in self.line],
         )
 
-    def join(self, place: str, holder: str, payload: Mapping[str, Any]) -> list[Any]:
-        """Queue (or replace the waiter at `place`); returns the replaced payloads."""
+    def join(
+        self,
+        place: str,
+        holder: str,
+        payload: Mapping[str, Any],
+        order: Mapping[str, str] | None = None,
+    ) -> list[Any]:
+        """Queue (or replace the waiter at `place`, unless `order` says the waiter is
+        the newer head); returns the payloads taken out of line, this one if turned away."""
         if holder in self.held:
             return []
         text = encode(dict(payload))
-        for item in self.line:
+        mine = [place, holder, text] + ([dict(order)] if order else [])
+        for index, item in enumerate(self.line):
             if item[0] == place:
-                replaced = [] if item[1] == holder else [decode(item[2])]
-                item[1], item[2] = holder, text
-                return replaced
-        self.line.append([place, holder, text])
+                waiting_order = item[3] if len(item) > 3 else None
+                if order and waiting_order and not is_newer_than_waiting(order, waiting_order):
+                    return [] if item[1] == holder else [decode(text)]
+                self.line[index] = mine
+                return [] if item[1] == holder else [decode(item[2])]
+        self.line.append(mine)
         return []
 
     def note(self, holder: str, job: str, *, finished: bool, now_ms: int, hold_ms: int) -> None:
@@ -89,9 +100,9 @@ class Pool:
                 self.free(holder)
         admitted = []
         while self.line and len(self.held) < limit:
-            _, holder, payload = self.line.pop(0)
-            self.held[holder] = now_ms + hold_ms
-            admitted.append(decode(payload))
+            item = self.line.pop(0)
+            self.held[item[1]] = now_ms + hold_ms
+            admitted.append(decode(item[2]))
         return admitted
 
 

@@ -46,6 +46,14 @@ def is_newer(new: NewHead, live: Mapping[str, str], superseded: Collection[str])
     return True
 
 
+def is_newer_than_waiting(new: Mapping[str, str], waiting: Mapping[str, str]) -> bool:
+    """`is_newer` between two heads waiting for one slot (`NewHead.order()` each): the
+    waiting head's own `before` is the one SHA known superseded there."""
+    head = NewHead("", new["head_sha"], new.get("before", ""), new.get("updated_at", ""))
+    before = waiting.get("before", "")
+    return is_newer(head, waiting, {before} if before else set())
+
+
 def move_heads(
     state: dict[str, Any], new: NewHead, repos: Sequence[str], *, supersede: bool
 ) -> list[SupersededHead]:

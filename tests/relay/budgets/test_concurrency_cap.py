@@ -128,6 +128,31 @@ async def test_a_newer_head_of_a_waiting_pr_takes_its_place_and_the_older_is_nev
         assert [place for place, _ in waiting] == ["pytorch/pytorch#3"]
 
 
+async def test_an_older_push_whose_webhook_comes_late_never_takes_the_newer_ones_place(
+    opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
+) -> None:
+    relay = Budgeted(opener, tmp_path, sandbox_app, signing_key)
+    async with relay.instance() as first_instance, relay.instance() as second_instance:
+        busy, _ = await open_pr(first_instance, 1, SHAS[1])
+        await open_pr(first_instance, 2, SHAS[2])
+        middle, newest = "b" * 40, "c" * 40
+        # PR 2 is pushed twice; the second push's webhook reaches an instance first.
+        _, answer = await open_pr(second_instance, 2, newest, "synchronize", before=middle)
+        assert answer["waiting"] == [CAPPED]
+        _, late = await open_pr(first_instance, 2, middle, "synchronize", before=SHAS[2])
+        assert CAPPED not in late.get("waiting", []) + late["dispatched"]
+
+        await first_instance.report(CAPPED, busy, "in_progress")
+        await first_instance.report(CAPPED, busy, "completed", "success")
+        await second_instance.settle()
+        await first_instance.settle()
+
+        sent = first_instance.sandbox.dispatches(CAPPED)
+        heads = [d.client_payload["payload"]["pull_request"]["head"]["sha"] for d in sent]
+        assert heads == [SHAS[1], newest]
+        assert (await first_instance.runtime.store.pool_view(CAPPED.lower())).waiting == []
+
+
 async def test_a_merge_group_never_waits_behind_the_cap(
     opener: StoreOpener, tmp_path: Path, sandbox_app: SandboxApp, signing_key: SigningKey
 ) -> None:

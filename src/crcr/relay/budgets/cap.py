@@ -2,7 +2,8 @@
 
 A dispatch to a capped backend joins the backend's pool in the state store; the pool
 admits it at once when a slot is free, else it waits in line (oldest first; a newer
-head of the same PR takes over its older head's place) and is sent when a slot frees:
+head of the same PR takes over its older head's place, and an older push whose webhook
+comes late is turned away rather than take the newer one's) and is sent when a slot frees:
 every job that reported on a holder has completed, or the holder's time
 (`CRCR_ZOMBIE_TIMEOUT`, renewed by each report) ran out. Admission is atomic in the
 store, so instances sharing it never exceed the cap together.
@@ -21,6 +22,7 @@ from typing import Any
 
 from crcr.relay.allowlist.model import Allowlist, AllowlistEntry
 from crcr.relay.budgets.entries import capped_entries
+from crcr.relay.budgets.supersession import new_head, supersedes_heads
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.lifecycle import JobState
@@ -32,6 +34,16 @@ log = logging.getLogger(__name__)
 
 UNRATIONED_ACTIONS = frozenset({"closed"})
 """Pull request actions whose dispatch starts no work downstream."""
+
+
+def head_order(waiting: Waiting) -> dict[str, str] | None:
+    """What orders a pushed head against the one waiting in its place; None for events
+    that are not a PR's push (they replace a waiter in arrival order)."""
+    if not supersedes_heads(waiting.context):
+        return None
+    upstream = waiting.client_payload.get("payload")
+    found = upstream if isinstance(upstream, Mapping) else {}
+    return new_head(waiting.delivery_id, waiting.context, found).order()
 
 
 def pool_of(repo: str) -> str:
@@ -115,13 +127,16 @@ class DispatchCap:
         """Split `repos` (this event's targets) into (sent now by the caller, waiting).
 
         Each capped repo's pool is joined; older waiters of its line admitted meanwhile
-        are handed to the dispatch queue, each with its own payload.
+        are handed to the dispatch queue, each with its own payload. A push found older
+        than the one waiting in its place is neither: it is never sent (the newer head's
+        supersession step closes nothing for it, as it has no dispatch record).
         """
         if waiting.context.action in UNRATIONED_ACTIONS:
             await self._drop_closed(allowlist, waiting, repos)
             return list(repos), []
         send_now: list[str] = []
         held_back: list[str] = []
+        order = head_order(waiting)
         for repo in repos:
             entry = allowlist.entry(repo)
             if entry is None or entry.budget.max_concurrent is None:
@@ -136,10 +151,16 @@ class DispatchCap:
                 waiting.delivery_id,
                 mine.to_store(),
                 self.terms(entry),
+                order,
             )
             admitted = [Waiting.from_store(raw) for raw in change.admitted]
             if any(w.delivery_id == waiting.delivery_id for w in admitted):
                 send_now.append(repo)
+            elif any(raw.get("delivery_id") == waiting.delivery_id for raw in change.replaced):
+                log.info(
+                    "an older head is not queued behind a newer one",
+                    extra={"delivery_id": waiting.delivery_id, "repo": repo},
+                )
             else:
                 held_back.append(repo)
             await self._send([w for w in admitted if w.delivery_id != waiting.delivery_id])

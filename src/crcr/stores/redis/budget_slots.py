@@ -18,7 +18,9 @@ from crcr.stores.redis.errors import unavailable_on_error
 from crcr.stores.roles.budget_slots import BudgetSlots, PoolView, SlotChange, SlotTerms
 
 # KEYS[1] the pool. ARGV: op (join|note|leave|refill), limit, hold_ms, ttl_ms, then
-# join: place, holder, payload; note: holder, job, finished ('1'/'0'); leave: holder.
+# join: place, holder, payload, order (JSON or ''); note: holder, job, finished ('1'/'0');
+# leave: holder. A line item is {place, holder, payload[, order]}; `newer` is
+# `pull_head_order.is_newer_than_waiting`.
 # Returns the JSON text {"admitted": [payload text...], "replaced": [payload text...]}.
 CHANGE_POOL = """
 local t = redis.call('TIME')
@@ -31,6 +33,14 @@ local line = {}
 for _, item in ipairs(pool.line or {}) do line[#line + 1] = item end
 local op, limit, hold = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
 local replaced = {}
+local function newer(new, old)
+  if new.before ~= '' and new.before == old.head_sha then return true end
+  if old.before ~= '' and old.before == new.head_sha then return false end
+  if new.updated_at ~= '' and old.updated_at ~= '' and new.updated_at ~= old.updated_at then
+    return new.updated_at > old.updated_at
+  end
+  return true
+end
 local function free(holder)
   held[holder] = nil
   jobs[holder] = nil
@@ -42,17 +52,23 @@ local function free(holder)
 end
 if op == 'join' then
   local place, holder, payload = ARGV[5], ARGV[6], ARGV[7]
+  local order = nil
+  if ARGV[8] ~= '' then order = cjson.decode(ARGV[8]) end
   if held[holder] == nil then
     local found = false
-    for _, item in ipairs(line) do
+    for index, item in ipairs(line) do
       if item[1] == place then
-        if item[2] ~= holder then replaced[#replaced + 1] = item[3] end
-        item[2], item[3] = holder, payload
         found = true
+        if order and item[4] and not newer(order, item[4]) then
+          if item[2] ~= holder then replaced[#replaced + 1] = payload end
+        else
+          if item[2] ~= holder then replaced[#replaced + 1] = item[3] end
+          line[index] = {place, holder, payload, order}
+        end
         break
       end
     end
-    if not found then line[#line + 1] = {place, holder, payload} end
+    if not found then line[#line + 1] = {place, holder, payload, order} end
   end
 elseif op == 'note' then
   local holder, job = ARGV[5], ARGV[6]
@@ -103,9 +119,18 @@ class RedisBudgetSlots(RedisStoreBase, BudgetSlots):
         return SlotChange(_payloads(answer.get("admitted")), _payloads(answer.get("replaced")))
 
     async def join_pool(
-        self, pool: str, place: str, holder: str, payload: Mapping[str, Any], terms: SlotTerms
+        self,
+        pool: str,
+        place: str,
+        holder: str,
+        payload: Mapping[str, Any],
+        terms: SlotTerms,
+        order: Mapping[str, str] | None = None,
     ) -> SlotChange:
-        return await self._change("join", pool, terms, place, holder, encode(dict(payload)))
+        ordered = encode(dict(order)) if order else ""
+        return await self._change(
+            "join", pool, terms, place, holder, encode(dict(payload)), ordered
+        )
 
     async def note_job(
         self, pool: str, holder: str, job: str, *, finished: bool, terms: SlotTerms

@@ -50,12 +50,21 @@ class BudgetSlots(Protocol):
     """Capped pools of dispatch slots, each with its waiting line."""
 
     async def join_pool(
-        self, pool: str, place: str, holder: str, payload: Mapping[str, Any], terms: SlotTerms
+        self,
+        pool: str,
+        place: str,
+        holder: str,
+        payload: Mapping[str, Any],
+        terms: SlotTerms,
+        order: Mapping[str, str] | None = None,
     ) -> SlotChange:
         """Queue `holder` at `place` (a waiter at the same place is replaced, keeping its
         position), then admit from the head of the line while slots are free.
 
-        A `holder` that holds a slot already is not queued again (a redelivery).
+        A `holder` that holds a slot already is not queued again (a redelivery). With an
+        `order` (`NewHead.order()`: a PR's pushes), a waiter queued with one of its own is
+        replaced only by a newer head (`pull_head_order.is_newer_than_waiting`): an older
+        one that arrives late is turned away, its own payload in `replaced`.
         """
 
     async def note_job(

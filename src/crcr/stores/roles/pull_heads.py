@@ -30,6 +30,10 @@ class NewHead:
     before: str = ""
     updated_at: str = ""
 
+    def order(self) -> dict[str, str]:
+        """What orders it, as a capped backend's waiting line keeps it (`budget_pool`)."""
+        return {"head_sha": self.head_sha, "before": self.before, "updated_at": self.updated_at}
+
     def stored(self) -> dict[str, str]:
         """The live head as kept per backend (`before` only orders the step itself)."""
         head = {"delivery_id": self.delivery_id, "head_sha": self.head_sha}

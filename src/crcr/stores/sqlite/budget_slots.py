@@ -32,10 +32,16 @@ class SqliteBudgetSlots(SqliteStoreBase, BudgetSlots):
         return await self._db.write(apply)
 
     async def join_pool(
-        self, pool: str, place: str, holder: str, payload: Mapping[str, Any], terms: SlotTerms
+        self,
+        pool: str,
+        place: str,
+        holder: str,
+        payload: Mapping[str, Any],
+        terms: SlotTerms,
+        order: Mapping[str, str] | None = None,
     ) -> SlotChange:
         return await self._change(
-            pool, terms, lambda state, _n, _h: state.join(place, holder, payload)
+            pool, terms, lambda state, _n, _h: state.join(place, holder, payload, order)
         )
 
     async def note_job(
