@@ -1,4 +1,4 @@
-"""The GitHub client's own wire (aiohttp behind an httpx transport), over real sockets."""
+"""The GitHub client's own wire (aiohttp, no httpx models), over real sockets."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from crcr.github.aiohttp_transport import AiohttpTransport
+from crcr.github.aiohttp_wire import AiohttpWire
 from crcr.github.client import GitHubClient
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
@@ -76,42 +76,45 @@ async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: An
         )
 
     url = served(Starlette(routes=[Route("/echo", echo, methods=["POST"])]))
-    transport = AiohttpTransport(connections=4, keepalive_seconds=5)
+    wire = AiohttpWire(connections=4, keepalive_seconds=5, phase_seconds=5)
     try:
-        response = await transport.handle_async_request(
-            httpx.Request("POST", f"{url}/echo", headers={"authorization": "Bearer x"}, json=[1])
+        answer = await wire.send(
+            "POST",
+            f"{url}/echo",
+            {"authorization": "Bearer x", "content-type": "application/json"},
+            b"[1]",
         )
-        await response.aread()
     finally:
-        await transport.aclose()
-    assert response.status_code == 201
-    assert response.json() == {"got": "[1]"}
+        await wire.aclose()
+    assert answer.status_code == 201
+    assert answer.headers["Content-Encoding"] == "gzip"  # case-insensitive, as sent
+    assert answer.response("POST", f"{url}/echo").json() == {"got": "[1]"}
     assert seen["authorization"] == "Bearer x"
     assert seen["content-type"] == "application/json"
+    assert "user-agent" not in seen  # only the headers GitHubHttp chose go out
 
 
 async def test_a_refused_connection_is_httpx_connect_error() -> None:
     with socket.socket() as sock:  # a port nobody listens on once closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    transport = AiohttpTransport(connections=1, keepalive_seconds=5)
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, phase_seconds=5)
     try:
         with pytest.raises(httpx.ConnectError):
-            await transport.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{port}/"))
+            await wire.send("GET", f"http://127.0.0.1:{port}/", {}, None)
     finally:
-        await transport.aclose()
+        await wire.aclose()
 
 
 async def test_a_silent_server_is_httpx_read_timeout(served: Any) -> None:
     async def silent(request: Request) -> Response:
-        await asyncio.sleep(1.5)  # well past the client's 0.2 s; short enough to shut down
+        await asyncio.sleep(1.5)  # well past the wire's 0.2 s; short enough to shut down
         return Response()
 
     url = served(Starlette(routes=[Route("/", silent)]))
-    transport = AiohttpTransport(connections=1, keepalive_seconds=5)
-    request = httpx.Request("GET", f"{url}/", extensions={"timeout": httpx.Timeout(0.2).as_dict()})
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, phase_seconds=0.2)
     try:
         with pytest.raises(httpx.ReadTimeout):
-            await transport.handle_async_request(request)
+            await wire.send("GET", f"{url}/", {}, None)
     finally:
-        await transport.aclose()
+        await wire.aclose()
