@@ -20,6 +20,7 @@ from starlette.routing import Route
 
 from crcr.github.aiohttp_wire import AiohttpWire
 from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubUnprocessable
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 
@@ -61,6 +62,39 @@ async def test_a_fan_out_reaches_the_sandbox_over_real_connections(served: Any) 
     calls = github.calls(method="POST", path="/repos/*/dispatches")
     assert {call.headers["content-type"] for call in calls} == {"application/json"}
     assert {call.headers["x-github-api-version"] for call in calls} == {"2022-11-28"}
+
+
+async def test_on_the_real_wire_throttling_is_waited_out_and_a_refusal_is_typed(
+    served: Any,
+) -> None:
+    # The retry loop is GitHubHttp's one loop whichever wire it sends on: here aiohttp's,
+    # whose answers are never httpx's models until a failure's message is read.
+    github = SandboxGitHub()
+    github.install_app("org/throttled", "org/refused")
+    github.inject_fault("/repos/org/throttled/dispatches", status=403, retry_after=1, times=1)
+    github.inject_fault(
+        "/repos/org/refused/dispatches", status=422, body={"message": "Bad event_type"}
+    )
+    url = served(create_sandbox_app(github))
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    client = GitHubClient(url, github.app.app_id, github.app.private_key_pem, None, sleep=sleep)
+    async with client:
+        await client.dispatch("org/throttled", "ci", {})
+        with pytest.raises(GitHubUnprocessable) as refused:
+            await client.dispatch("org/refused", "ci", {}, max_retries=3)
+
+    assert [c.status for c in github.calls("POST", "/repos/org/throttled/dispatches")] == [
+        403,
+        204,
+    ]
+    assert waits == [1.0]  # exactly GitHub's Retry-After, once
+    assert refused.value.call == "POST /repos/org/refused/dispatches"
+    assert refused.value.message == "Bad event_type"
+    assert len(github.calls("POST", "/repos/org/refused/dispatches")) == 1  # final, not retried
 
 
 async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: Any) -> None:
