@@ -41,7 +41,7 @@ from starlette.routing import Route
 from bench.serving import serve_in_thread
 from crcr.app import create_app
 from crcr.config.settings import Settings, load_settings
-from crcr.relay.levels.standing import LEVEL
+from crcr.relay.levels.standing import EPISODE, LEVEL
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
@@ -141,14 +141,15 @@ class RelaySetup:
 async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
     """Wait until the relay's first sweeper pass has followed every repo's level.
 
-    That pass writes one level record and one episode per allowlisted repo (at N = 1,000,
-    tens of seconds on SQLite): a once-per-store start-up cost that would otherwise
-    land on the warm events.
+    That pass writes one level record and then one episode per allowlisted repo (at
+    N = 1,000, tens of seconds on SQLite): a once-per-store start-up cost that would
+    otherwise land on the warm events' CPU.
     """
     store = await open_state_store(settings)
     try:
         deadline = time.monotonic() + limit
-        while len(await store.governance(LEVEL)) < n:
+        # The level records come first, each backend's opening episode after it.
+        while len(await store.governance(LEVEL)) < n or len(await store.governance(EPISODE)) < n:
             if time.monotonic() > deadline:
                 raise RuntimeError("the relay's sweeper did not follow every level in time")
             await asyncio.sleep(0.5)
