@@ -92,7 +92,7 @@ HEADERS = {"authorization": "token x", "content-type": "application/json"}
 
 def transports_wire(transports: list[httpx.AsyncBaseTransport]) -> list[Wire]:
     """httpx transports, each as a wire (the request and response as httpx's models)."""
-    return [HttpxWire(transport, phase_seconds=10) for transport in transports]
+    return [HttpxWire(transport, deadline=10) for transport in transports]
 
 
 async def rounds(
@@ -151,7 +151,7 @@ def main() -> None:
 
 
 def aiohttp_wire() -> Wire:
-    return AiohttpWire(connections=128, keepalive_seconds=30, phase_seconds=10)
+    return AiohttpWire(connections=128, keepalive_seconds=30, deadline=10)
 
 
 if __name__ == "__main__":

@@ -110,7 +110,7 @@ async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: An
         )
 
     url = served(Starlette(routes=[Route("/echo", echo, methods=["POST"])]))
-    wire = AiohttpWire(connections=4, keepalive_seconds=5, phase_seconds=5)
+    wire = AiohttpWire(connections=4, keepalive_seconds=5, deadline=5)
     try:
         answer = await wire.send(
             "POST",
@@ -132,7 +132,7 @@ async def test_a_refused_connection_is_httpx_connect_error() -> None:
     with socket.socket() as sock:  # a port nobody listens on once closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    wire = AiohttpWire(connections=1, keepalive_seconds=5, phase_seconds=5)
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=5)
     try:
         with pytest.raises(httpx.ConnectError):
             await wire.send("GET", f"http://127.0.0.1:{port}/", {}, None)
@@ -146,7 +146,7 @@ async def test_a_silent_server_is_httpx_read_timeout(served: Any) -> None:
         return Response()
 
     url = served(Starlette(routes=[Route("/", silent)]))
-    wire = AiohttpWire(connections=1, keepalive_seconds=5, phase_seconds=0.2)
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=0.2)
     try:
         with pytest.raises(httpx.ReadTimeout):
             await wire.send("GET", f"{url}/", {}, None)

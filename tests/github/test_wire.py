@@ -19,7 +19,7 @@ async def test_a_gzipped_answer_is_read_once_and_turned_back_into_a_response() -
         headers = {"content-encoding": "gzip", "Link": '<https://api/next>; rel="next"'}
         return httpx.Response(422, headers=headers, content=body)
 
-    wire = HttpxWire(httpx.MockTransport(github), phase_seconds=5)
+    wire = HttpxWire(httpx.MockTransport(github), deadline=5)
     answer = await wire.send("POST", "https://api/repos/o/r/dispatches", {"x-a": "1"}, b"{}")
     response = answer.response("POST", "https://api/repos/o/r/dispatches")
 

@@ -23,18 +23,19 @@ from crcr.github.wire import WireAnswer
 class AiohttpWire:
     """Send through one `aiohttp.ClientSession` (made on first use, in the running loop).
 
-    Bodies come back as sent (no decompression here): `WireAnswer.response` has httpx
-    decode them by their `content-encoding`, as with its own transports. Failures are
-    raised as the httpx exceptions they correspond to, so `GitHubHttp` catches
-    `httpx.TransportError` alone, whichever wire it has.
+    Each attempt, body included, ends after `deadline` seconds. Bodies come back as
+    sent (no decompression here): `WireAnswer.response` has httpx decode them by their
+    `content-encoding`, as with its own transports. Failures are raised as the httpx
+    exceptions they correspond to, so `GitHubHttp` catches `httpx.TransportError`
+    alone, whichever wire it has.
     """
 
-    def __init__(self, *, connections: int, keepalive_seconds: float, phase_seconds: float) -> None:
+    def __init__(self, *, connections: int, keepalive_seconds: float, deadline: float) -> None:
         self._connections = connections
         self._keepalive_seconds = keepalive_seconds
-        self._timeout = aiohttp.ClientTimeout(
-            total=None, sock_connect=phase_seconds, sock_read=phase_seconds
-        )
+        # aiohttp's own timer bounds the whole attempt (a connection from the pool, the
+        # body out, the answer in): one timer, not asyncio's `timeout()` around it.
+        self._timeout = aiohttp.ClientTimeout(total=deadline)
         self._session: aiohttp.ClientSession | None = None
 
     def _session_here(self) -> aiohttp.ClientSession:

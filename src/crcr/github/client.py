@@ -106,6 +106,7 @@ class GitHubClient:
         self._accounts: dict[str, int] = {}
         self._accounts_fresh_until = 0.0
         self._accounts_lock = asyncio.Lock()
+        self._dispatch_routes: dict[str, tuple[str, AuthProvider, AuthRefresh]] = {}
         self.tokens = InstallationTokens(
             store,
             self._lookup_installation,
@@ -259,16 +260,26 @@ class GitHubClient:
         GitHub's 204 is judged by its status alone, so the answer stays the wire's own
         (`GitHubHttp.exchange`): one fan-out sends hundreds of these at once.
         """
-        auth, refresh = self._installation_auth(repo)
+        path, auth, refresh = self._dispatch_route(repo)
         await self._http.exchange(
             "POST",
-            f"{repo_path(repo)}/dispatches",
+            path,
             auth=auth,
             refresh_auth=refresh,
             acting_for=repo,
             content=body,
             max_retries=max_retries,
         )
+
+    def _dispatch_route(self, repo: str) -> tuple[str, AuthProvider, AuthRefresh]:
+        """The dispatch path of `repo` and its credentials, checked and built once per repo."""
+        route = self._dispatch_routes.get(repo)
+        if route is None:
+            route = self._dispatch_routes[repo] = (
+                f"{repo_path(repo)}/dispatches",
+                *self._installation_auth(repo),
+            )
+        return route
 
     async def create_check_run(
         self, repo: str, *, max_retries: int | None = None, **fields: Any

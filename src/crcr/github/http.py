@@ -44,9 +44,10 @@ class GitHubHttp:
     """Send REST calls over keep-alive connections (a `Wire`), with one retry loop.
 
     URLs are joined onto `api_url` (so `https://HOST/api/v3` works for GitHub Enterprise).
-    Every attempt has its own deadline (`timeout`, enforced around the whole attempt, not
-    only per socket read); 5xx, 429, throttling 403s, timeouts and connection errors are
-    retried with full-jitter backoff, waiting exactly as long as GitHub asks when it does.
+    Every attempt has its own deadline (`timeout`, which the wire enforces around the
+    whole attempt, not only per socket read); 5xx, 429, throttling 403s, timeouts and
+    connection errors are retried with full-jitter backoff, waiting exactly as long as
+    GitHub asks when it does.
     The wire is aiohttp's (`AiohttpWire`: httpx's client, its transport and then its
     request/response models were, in turn, most of a dispatch's CPU in the fan-out's
     profile; docs/benchmarks.md, issue 34). `transport`, if given, is sent on instead
@@ -78,12 +79,10 @@ class GitHubHttp:
             "user-agent": f"crcr/{__version__}",
         }
         self._wire: Wire = (
-            HttpxWire(transport, phase_seconds=timeout)
+            HttpxWire(transport, deadline=timeout)
             if transport is not None
             else AiohttpWire(
-                connections=max_connections,
-                keepalive_seconds=KEEPALIVE_SECONDS,
-                phase_seconds=timeout,
+                connections=max_connections, keepalive_seconds=KEEPALIVE_SECONDS, deadline=timeout
             )
         )
 
@@ -160,8 +159,7 @@ class GitHubHttp:
             hint: float | None = None
             headers["authorization"] = await auth()
             try:
-                async with asyncio.timeout(self.timeout):
-                    answer = await self._wire.send(method, url, headers, content)
+                answer = await self._wire.send(method, url, headers, content)
             except (TimeoutError, httpx.TimeoutException):
                 message = f"no answer within {self.timeout:g} s"
             except httpx.TransportError as exc:

@@ -10,11 +10,12 @@ gets an `httpx.Response`, decoded by httpx as before.
 
 A wire raises `httpx.TransportError` (a `httpx.TimeoutException` for a timeout) when no
 answer came, whatever it sends with, so the retry loop has one vocabulary of failures;
-the loop bounds each whole attempt itself.
+each bounds a whole attempt by its deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
@@ -60,11 +61,15 @@ class Wire(Protocol):
 
 
 class HttpxWire:
-    """A wire over any httpx transport (tests: an app in process, a `MockTransport`)."""
+    """A wire over any httpx transport (tests: an app in process, a `MockTransport`).
 
-    def __init__(self, transport: httpx.AsyncBaseTransport, *, phase_seconds: float) -> None:
+    Each attempt, body included, ends after `deadline` seconds.
+    """
+
+    def __init__(self, transport: httpx.AsyncBaseTransport, *, deadline: float) -> None:
         self._transport = transport
-        self._timeouts = httpx.Timeout(phase_seconds).as_dict()
+        self._deadline = deadline
+        self._timeouts = httpx.Timeout(deadline).as_dict()
 
     async def send(
         self, method: str, url: str, headers: Mapping[str, str], body: bytes | None
@@ -77,11 +82,15 @@ class HttpxWire:
         request = httpx.Request(
             method, url, headers=headers, content=body, extensions={"timeout": self._timeouts}
         )
-        response = await self._transport.handle_async_request(request)
         try:
-            decoded = await response.aread()
-        finally:
-            await response.aclose()
+            async with asyncio.timeout(self._deadline):
+                response = await self._transport.handle_async_request(request)
+                try:
+                    decoded = await response.aread()
+                finally:
+                    await response.aclose()
+        except TimeoutError as exc:
+            raise httpx.ReadTimeout(f"no answer within {self._deadline:g} s") from exc
         plain = [
             (name, value)
             for name, value in response.headers.multi_items()
