@@ -125,7 +125,24 @@ async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: An
     assert answer.response("POST", f"{url}/echo").json() == {"got": "[1]"}
     assert seen["authorization"] == "Bearer x"
     assert seen["content-type"] == "application/json"
-    assert "user-agent" not in seen  # only the headers GitHubHttp chose go out
+
+
+async def test_a_bodiless_post_goes_out_without_a_content_type(served: Any) -> None:
+    seen: dict[str, str] = {}
+
+    async def record(request: Request) -> Response:
+        seen.update(request.headers)
+        return Response(status_code=201)
+
+    url = served(Starlette(routes=[Route("/rerun", record, methods=["POST"])]))
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=5)
+    try:
+        answer = await wire.send("POST", f"{url}/rerun", {"user-agent": "crcr/test"}, None)
+    finally:
+        await wire.aclose()
+    assert answer.status_code == 201
+    assert "content-type" not in seen
+    assert (seen["user-agent"], seen["content-length"]) == ("crcr/test", "0")
 
 
 async def test_a_refused_connection_is_httpx_connect_error() -> None:

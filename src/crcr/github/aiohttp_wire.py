@@ -19,6 +19,12 @@ import httpx
 
 from crcr.github.wire import WireAnswer
 
+NO_CONTENT_TYPE = ("Content-Type",)
+"""aiohttp labels a bodiless POST `application/octet-stream`; GitHubHttp sends no type
+there. Its other defaults (`Accept`, `Accept-Encoding`, `User-Agent`) only fill in what a
+request lacks, and GitHubHttp sends all three: skipping them per session would cost
+aiohttp a header merge on every request."""
+
 
 class AiohttpWire:
     """Send through one `aiohttp.ClientSession` (made on first use, in the running loop).
@@ -51,7 +57,6 @@ class AiohttpWire:
                 cookie_jar=aiohttp.DummyCookieJar(),
                 trust_env=False,
                 auto_decompress=False,
-                skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
             )
         return self._session
 
@@ -67,6 +72,7 @@ class AiohttpWire:
                 data=body,
                 allow_redirects=False,
                 timeout=self._timeout,
+                skip_auto_headers=NO_CONTENT_TYPE if body is None else None,
             ) as answer:
                 return WireAnswer(answer.status, answer.headers, await answer.read())
         except TimeoutError as exc:
