@@ -105,7 +105,8 @@ async def dispatch_to_downstreams(
         sent_at=time.time(),
         trimmed=trimmed,
     )
-    # Flattened once and copied per repo: the records differ only in their repo.
+    # Flattened once and copied per repo: the records differ only in their repo (their
+    # nested context is shared, and each store encodes every record it is given).
     pending = record.to_store()
     fresh = {repo: {**pending, "repo": repo} for repo in targets}
     claimed = await fanout.store.put_dispatches(delivery_id, fresh, fanout.record_ttl)
