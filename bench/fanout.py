@@ -6,8 +6,11 @@ Run: `python -m bench.fanout [--sizes 10 100 300] [--latency 0.05] [--events 20]
 Everything talks real HTTP on loopback: the sandbox GitHub (every call answered after
 `--latency` seconds) runs in a child process, so its CPU is not charged to the relay; the
 relay runs under uvicorn in a thread, and this process posts signed webhooks to it as
-GitHub would. "Cold" is a relay
-started on an empty state store (no installation ids, tokens or App JWT cached); "warm"
+GitHub would, from its main thread, whose CPU is not counted as the relay's (the relay's
+CPU is the process's minus that thread's: its event loop and its store's threads; the
+process's, as measured before, is printed beside it, and the sandbox's own CPU, which
+GitHub's servers would spend). "Cold" is a relay started on an
+empty state store (no installation ids, tokens or App JWT cached); "warm"
 is the same relay after its first event, once its sweeper's first pass has followed
 every allowlisted repo's level (a cost paid once per store, not per event). With
 `--state redis` each cold start flushes the Redis database it is given.
@@ -39,7 +42,7 @@ from starlette.routing import Route
 from bench.serving import serve_in_thread
 from crcr.app import create_app
 from crcr.config.settings import Settings, load_settings
-from crcr.relay.levels.standing import LEVEL
+from crcr.relay.levels.standing import EPISODE, LEVEL
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
@@ -55,6 +58,8 @@ class Sample:
     seconds: float
     github_calls: int
     cpu_seconds: float = 0.0
+    process_cpu_seconds: float = 0.0
+    sandbox_cpu_seconds: float = 0.0
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -86,7 +91,7 @@ def serve_sandbox(n: int, latency: float) -> None:
     github.inject_fault("*", latency=latency)
 
     async def call_count(request: Request) -> JSONResponse:
-        return JSONResponse({"calls": len(github.calls())})
+        return JSONResponse({"calls": len(github.calls()), "cpu": time.process_time()})
 
     app = create_sandbox_app(github, extra_routes=[Route("/_bench/calls", call_count)])
     with serve_in_thread(app) as url:
@@ -138,14 +143,15 @@ class RelaySetup:
 async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
     """Wait until the relay's first sweeper pass has followed every repo's level.
 
-    That pass writes one level record and one episode per allowlisted repo (at N = 1,000,
-    tens of seconds on SQLite): a once-per-store start-up cost that would otherwise
-    land on the warm events.
+    That pass writes one level record and then one episode per allowlisted repo (at
+    N = 1,000, tens of seconds on SQLite): a once-per-store start-up cost that would
+    otherwise land on the warm events' CPU.
     """
     store = await open_state_store(settings)
     try:
         deadline = time.monotonic() + limit
-        while len(await store.governance(LEVEL)) < n:
+        # The level records come first, each backend's opening episode after it.
+        while len(await store.governance(LEVEL)) < n or len(await store.governance(EPISODE)) < n:
             if time.monotonic() > deadline:
                 raise RuntimeError("the relay's sweeper did not follow every level in time")
             await asyncio.sleep(0.5)
@@ -189,6 +195,12 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
         "warm_p99": percentile([s.seconds for s in warm], 0.99),
         "warm_calls_per_repo": statistics.mean(s.github_calls for s in warm) / n,
         "warm_cpu_ms_per_repo": statistics.mean(s.cpu_seconds for s in warm) * 1000 / n,
+        "warm_process_cpu_ms_per_repo": (
+            statistics.mean(s.process_cpu_seconds for s in warm) * 1000 / n
+        ),
+        "warm_sandbox_cpu_ms_per_repo": (
+            statistics.mean(s.sandbox_cpu_seconds for s in warm) * 1000 / n
+        ),
     }
 
 
@@ -197,21 +209,26 @@ async def measure(
 ) -> tuple[Sample, list[Sample]]:
     async with httpx.AsyncClient(timeout=120) as client:
 
-        async def calls() -> int:
-            count: int = (await client.get(f"{sandbox_url}/_bench/calls")).json()["calls"]
-            return count
+        async def calls() -> tuple[int, float]:
+            """GitHub calls the sandbox has answered, and the CPU time it has spent."""
+            answer = (await client.get(f"{sandbox_url}/_bench/calls")).json()
+            return int(answer["calls"]), float(answer["cpu"])
 
-        before = await calls()
-        cold = Sample(await post_event(client, url, 1), await calls() - before)
+        before, _ = await calls()
+        cold = Sample(await post_event(client, url, 1), (await calls())[0] - before)
         if events:
             await levels_followed(settings, n)
         warm = []
         for number in range(events):
-            before = await calls()
-            cpu = time.process_time()
+            before, sandbox_cpu = await calls()
+            cpu, own = time.process_time(), time.thread_time()
             seconds = await post_event(client, url, 100 + number)
             cpu = time.process_time() - cpu
-            warm.append(Sample(seconds, await calls() - before, cpu))
+            # The process's CPU but this (the posting) thread's: the relay's threads alone.
+            relay_cpu = cpu - (time.thread_time() - own)
+            after, sandbox_after = await calls()
+            sample = Sample(seconds, after - before, relay_cpu, cpu, sandbox_after - sandbox_cpu)
+            warm.append(sample)
     return cold, warm
 
 
@@ -238,7 +255,8 @@ def main() -> None:
     )
     print(
         f"{'N':>5} {'cold p50':>9} {'cold p99':>9} {'calls/repo':>10} "
-        f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10} {'relay CPU/repo':>14}"
+        f"{'warm p50':>9} {'warm p99':>9} {'calls/repo':>10} {'relay CPU/repo':>14} "
+        f"{'process CPU/repo':>16} {'sandbox CPU/repo':>16}"
     )
     for n in args.sizes:
         r = run_size(n, args.latency, args.events, args.colds, setup)
@@ -246,7 +264,9 @@ def main() -> None:
             f"{r['n']:>5} {r['cold_p50'] * 1000:>7.0f}ms {r['cold_p99'] * 1000:>7.0f}ms "
             f"{r['cold_calls_per_repo']:>10.2f} {r['warm_p50'] * 1000:>7.0f}ms "
             f"{r['warm_p99'] * 1000:>7.0f}ms {r['warm_calls_per_repo']:>10.2f} "
-            f"{r['warm_cpu_ms_per_repo']:>12.2f}ms",
+            f"{r['warm_cpu_ms_per_repo']:>12.3f}ms "
+            f"{r['warm_process_cpu_ms_per_repo']:>14.3f}ms "
+            f"{r['warm_sandbox_cpu_ms_per_repo']:>14.3f}ms",
             flush=True,
         )
 

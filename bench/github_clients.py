@@ -8,7 +8,8 @@ after round, and reports the client's CPU per request (this process's CPU time o
 the requests) and the wall time of each round. Candidates: httpx's transport on pools of
 4 connections (the relay before issue 34), the same over HTTP/2 on one connection (only
 when `h2` and `granian` are installed: the server is then granian, serving h2c), and
-aiohttp's pool behind `crcr.github.aiohttp_transport` (the relay now).
+and the relay's own wire (`crcr.github.aiohttp_wire`: aiohttp's pool, no httpx models);
+the httpx candidates are sent as `HttpxWire` sends a test's transport.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from contextlib import contextmanager
 
 import httpx
 
-from crcr.github.aiohttp_transport import AiohttpTransport
+from crcr.github.aiohttp_wire import AiohttpWire
+from crcr.github.wire import HttpxWire, Wire
 
 BODY = b'{"event_type":"ci","client_payload":{"x":"' + b"a" * 25_000 + b'"}}'
 SERVER = """
@@ -78,32 +80,34 @@ def server(http2: bool, directory: str) -> Iterator[str]:
         child.wait(timeout=30)
 
 
-def httpx_pools(http2: bool) -> list[httpx.AsyncBaseTransport]:
+def httpx_pools(http2: bool) -> list[Wire]:
     if http2:
-        return [httpx.AsyncHTTPTransport(http1=False, http2=True)]
+        return transports_wire([httpx.AsyncHTTPTransport(http1=False, http2=True)])
     limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
-    return [httpx.AsyncHTTPTransport(limits=limits) for _ in range(32)]
+    return transports_wire([httpx.AsyncHTTPTransport(limits=limits) for _ in range(32)])
+
+
+HEADERS = {"authorization": "token x", "content-type": "application/json"}
+
+
+def transports_wire(transports: list[httpx.AsyncBaseTransport]) -> list[Wire]:
+    """httpx transports, each as a wire (the request and response as httpx's models)."""
+    return [HttpxWire(transport, deadline=10) for transport in transports]
 
 
 async def rounds(
-    transports: list[httpx.AsyncBaseTransport], url: str, requests: int, concurrency: int, n: int
+    wires: list[Wire], url: str, requests: int, concurrency: int, n: int
 ) -> list[tuple[float, float]]:
     """(CPU µs per request, wall ms) for each of `n` rounds, after one warm-up round."""
     gate = asyncio.Semaphore(concurrency)
 
     async def one(k: int) -> None:
         async with gate:
-            request = httpx.Request(
-                "POST",
-                f"{url}/repos/o/r{k}/dispatches",
-                content=BODY,
-                headers={"authorization": "token x", "content-type": "application/json"},
+            answer = await wires[k % len(wires)].send(
+                "POST", f"{url}/repos/o/r{k}/dispatches", HEADERS, BODY
             )
-            response = await transports[k % len(transports)].handle_async_request(request)
-            await response.aread()
-            await response.aclose()
-            if response.status_code != 204:
-                raise RuntimeError(f"answered {response.status_code}")
+            if answer.status_code != 204:
+                raise RuntimeError(f"answered {answer.status_code}")
 
     results = []
     for attempt in range(n + 1):
@@ -112,8 +116,8 @@ async def rounds(
         if attempt:
             cpu_us = (time.process_time() - cpu) * 1e6 / requests
             results.append((cpu_us, (time.perf_counter() - wall) * 1000))
-    for transport in transports:
-        await transport.aclose()
+    for wire in wires:
+        await wire.aclose()
     return results
 
 
@@ -124,9 +128,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     h2 = all(importlib.util.find_spec(name) for name in ("h2", "granian"))
-    candidates: list[tuple[str, bool, Callable[[], list[httpx.AsyncBaseTransport]]]] = [
+    candidates: list[tuple[str, bool, Callable[[], list[Wire]]]] = [
         ("httpx transport, HTTP/1.1, 32 pools of 4", False, lambda: httpx_pools(False)),
-        ("aiohttp (AiohttpTransport), HTTP/1.1", False, lambda: [aiohttp_transport()]),
+        ("aiohttp wire (AiohttpWire), HTTP/1.1", False, lambda: [aiohttp_wire()]),
     ]
     if h2:
         h2_name = "httpx transport, HTTP/2 (h2c), 1 connection"
@@ -146,8 +150,8 @@ def main() -> None:
             print(f"{name:<46} CPU/request {cpu:6.0f} µs  wall {wall:6.0f} ms", flush=True)
 
 
-def aiohttp_transport() -> httpx.AsyncBaseTransport:
-    return AiohttpTransport(connections=128, keepalive_seconds=30)
+def aiohttp_wire() -> Wire:
+    return AiohttpWire(connections=128, keepalive_seconds=30, deadline=10)
 
 
 if __name__ == "__main__":

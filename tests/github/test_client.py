@@ -123,26 +123,6 @@ async def test_missing_contents_and_directories_are_errors(
     assert missing.value.call == "GET /repos/org/backend/contents/nope.txt"
 
 
-async def test_installations_without_a_login_do_not_break_the_lookup(
-    client: GitHubClient, github: SandboxGitHub
-) -> None:
-    """GitHub documents `account` as nullable, or an Enterprise (a slug, no login)."""
-    ours = github.installation_of_repo("org/backend").id
-    github.inject_fault(
-        "/app/installations",
-        method="GET",
-        status=200,
-        times=1,
-        body=[
-            {"id": 901, "account": None},
-            {"id": 902, "account": {"slug": "octo-business", "name": "Octo Business"}},
-            {"id": ours, "account": {"login": "org", "type": "Organization"}},
-        ],
-    )
-
-    assert (await client.installation_token("org/backend")).startswith("ghs_")
-
-
 async def test_commit_existence(client: GitHubClient, github: SandboxGitHub) -> None:
     sha = github.add_commit("org/backend")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
+import json
 import time
 from collections.abc import AsyncIterator
 from typing import Any
@@ -223,6 +224,10 @@ async def test_a_dispatch_is_accepted_recorded_and_announced(
         ({"client_payload": {}}, "event_type"),
         ({"event_type": "x", "client_payload": {str(i): i for i in range(11)}}, "10 properties"),
         ({"event_type": "x", "client_payload": {"big": "x" * 70_000}}, "too large"),
+        # 65,536 bytes of compact JSON: one past GitHub's limit.
+        ({"event_type": "x", "client_payload": {"big": "x" * 65_526}}, "too large"),
+        # 22 KB as UTF-8, but 66 KB as JSON with non-ASCII escaped, as it is measured.
+        ({"event_type": "x", "client_payload": {"big": "é" * 11_000}}, "too large"),
         ({"event_type": "x", "client_payload": [1]}, "not an object"),
     ],
 )
@@ -236,6 +241,19 @@ async def test_a_dispatch_github_would_refuse_gets_422(
     assert response.status_code == 422
     assert complaint in response.json()["message"]
     assert github.dispatches() == []
+
+
+async def test_a_client_payload_of_exactly_65535_bytes_is_accepted(
+    http: httpx.AsyncClient, github: SandboxGitHub
+) -> None:
+    headers = await token_for(http, github, "org/backend")
+    payload = {"big": "x" * 65_517, "n": 1.5}
+    body = {"event_type": "x", "client_payload": payload}
+
+    response = await http.post("/repos/org/backend/dispatches", headers=headers, json=body)
+
+    assert len(json.dumps(payload, separators=(",", ":"))) == 65_535
+    assert response.status_code == 204
 
 
 async def test_a_body_that_is_not_json_gets_400(

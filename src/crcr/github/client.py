@@ -23,14 +23,14 @@ from crcr.github.errors import (
     GitHubNotFound,
     GitHubUnprocessable,
 )
-from crcr.github.http import GitHubHttp
+from crcr.github.http import AuthProvider, AuthRefresh, GitHubHttp
+from crcr.github.installations import MAX_PAGES, AppInstallations
 from crcr.github.retry import RetryPolicy
 from crcr.github.tokens import InstallationToken, InstallationTokens
 from crcr.stores.roles import Caches
 from crcr.web.retry_policy import FULL_JITTER, Backoff
 
 REPO_NAME = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
-MAX_PAGES = 50
 
 
 class RerunOutcome(enum.Enum):
@@ -49,10 +49,6 @@ def repo_path(repo: str) -> str:
 
 def _epoch(iso_timestamp: str) -> float:
     return datetime.fromisoformat(iso_timestamp.replace("Z", "+00:00")).timestamp()
-
-
-INSTALLATIONS_TTL = 300.0
-"""How long the App's list of installations is trusted before it is listed again."""
 
 
 def encode_dispatch(event_type: str, client_payload: Mapping[str, Any]) -> bytes:
@@ -103,12 +99,11 @@ class GitHubClient:
             sleep=sleep,
             rng=rng,
         )
-        self._accounts: dict[str, int] = {}
-        self._accounts_fresh_until = 0.0
-        self._accounts_lock = asyncio.Lock()
+        self._dispatch_routes: dict[str, tuple[str, AuthProvider, AuthRefresh]] = {}
+        installations = AppInstallations(self._http, self._app_auth, repo_path, clock=clock)
         self.tokens = InstallationTokens(
             store,
-            self._lookup_installation,
+            installations.lookup,
             self._create_token,
             scope=f"{app_id}@{self.api_url}",
             clock=clock,
@@ -127,45 +122,6 @@ class GitHubClient:
     # --- authentication ----------------------------------------------------------
     async def _app_auth(self) -> str:
         return f"Bearer {self.app_jwt.token()}"
-
-    async def _lookup_installation(self, repo: str) -> int:
-        """The installation of the repo's owner, else GitHub's answer for the repo itself.
-
-        An App has one installation per account, so one listing of the App's
-        installations answers for every repo of every owner: a cold fan-out to 100
-        repos of 10 owners costs one call here instead of 100.
-        """
-        owner = repo.partition("/")[0].lower()
-        accounts = await self._installation_accounts()
-        if owner in accounts:
-            return accounts[owner]
-        response = await self._http.request(
-            "GET", f"{repo_path(repo)}/installation", auth=self._app_auth
-        )
-        return int(response.json()["id"])
-
-    async def _installation_accounts(self) -> dict[str, int]:
-        """Account login → installation id, listed once per `INSTALLATIONS_TTL`."""
-        async with self._accounts_lock:
-            if self._clock() >= self._accounts_fresh_until:
-                accounts: dict[str, int] = {}
-                url, params = "/app/installations", {"per_page": "100"}
-                for _ in range(MAX_PAGES):
-                    response = await self._http.request(
-                        "GET", url, auth=self._app_auth, params=params
-                    )
-                    for installation in response.json():
-                        # GitHub documents `account` as nullable, or an Enterprise (a
-                        # `slug`, no `login`): neither owns repositories to look up.
-                        account = installation.get("account") or {}
-                        if isinstance(account.get("login"), str):
-                            accounts[account["login"].lower()] = int(installation["id"])
-                    url, params = response.links.get("next", {}).get("url", ""), {}
-                    if not url:
-                        break
-                self._accounts = accounts
-                self._accounts_fresh_until = self._clock() + INSTALLATIONS_TTL
-            return self._accounts
 
     async def _create_token(self, installation_id: int) -> InstallationToken:
         response = await self._http.request(
@@ -193,6 +149,13 @@ class GitHubClient:
         self, method: str, repo: str, target: str, **options: Any
     ) -> httpx.Response:
         """Call `target` (a path or a `Link` URL) with `repo`'s installation token."""
+        auth, refresh = self._installation_auth(repo)
+        return await self._http.request(
+            method, target, auth=auth, refresh_auth=refresh, acting_for=repo, **options
+        )
+
+    def _installation_auth(self, repo: str) -> tuple[AuthProvider, AuthRefresh]:
+        """The `authorization` of a call for `repo`, and how to drop a refused token."""
 
         async def auth() -> str:
             return f"Bearer {await self.tokens.token_for(repo)}"
@@ -200,9 +163,7 @@ class GitHubClient:
         async def refresh() -> None:
             await self.tokens.forget(repo)
 
-        return await self._http.request(
-            method, target, auth=auth, refresh_auth=refresh, acting_for=repo, **options
-        )
+        return auth, refresh
 
     async def repo_request(
         self, method: str, repo: str, subpath: str = "", **options: Any
@@ -249,8 +210,25 @@ class GitHubClient:
     async def dispatch_encoded(
         self, repo: str, body: bytes, *, max_retries: int | None = None
     ) -> None:
-        """Send a dispatch whose body `encode_dispatch` built once for every repo."""
-        await self._repo_call("POST", repo, "/dispatches", content=body, max_retries=max_retries)
+        """Send a dispatch whose body `encode_dispatch` built once for every repo.
+
+        Judged by its status alone (GitHub's 204), so the answer stays the wire's own
+        (`GitHubHttp.exchange`); a repo's path and credentials are built once.
+        """
+        route = self._dispatch_routes.get(repo)
+        if route is None:
+            route = (f"{repo_path(repo)}/dispatches", *self._installation_auth(repo))
+            self._dispatch_routes[repo] = route
+        path, auth, refresh = route
+        await self._http.exchange(
+            "POST",
+            path,
+            auth=auth,
+            refresh_auth=refresh,
+            acting_for=repo,
+            content=body,
+            max_retries=max_retries,
+        )
 
     async def create_check_run(
         self, repo: str, *, max_retries: int | None = None, **fields: Any

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import json as json_module
 import random
 import time
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import httpx
 
 from crcr import __version__
 from crcr.github import rate_limit
-from crcr.github.aiohttp_transport import AiohttpTransport
+from crcr.github.aiohttp_wire import AiohttpWire
 from crcr.github.errors import GitHubUnavailable, error_for_status
 from crcr.github.retry import RetryPolicy, is_retryable_status, retry_after_seconds
+from crcr.github.wire import HttpxWire, Wire, WireAnswer
 from crcr.web.http_pools import KEEPALIVE_SECONDS
-from crcr.web.transport_pools import TransportPools
 
 API_VERSION = "2022-11-28"
 JSON_MEDIA_TYPE = "application/vnd.github+json"
@@ -39,16 +41,17 @@ def _message(response: httpx.Response) -> str:
 
 
 class GitHubHttp:
-    """Send REST calls through keep-alive httpx transports (`TransportPools`).
+    """Send REST calls over keep-alive connections (a `Wire`), with one retry loop.
 
     URLs are joined onto `api_url` (so `https://HOST/api/v3` works for GitHub Enterprise).
-    Every attempt has its own deadline (`timeout`, enforced around the whole attempt, not
-    only per socket read); 5xx, 429, throttling 403s, timeouts and connection errors are
-    retried with full-jitter backoff, waiting exactly as long as GitHub asks when it does.
-    Requests are built here and sent on the transport directly: httpx's client layers
-    were most of a dispatch's CPU in the fan-out's profile, and its connection handling
-    most of the rest, so the wire is aiohttp's (`AiohttpTransport`; docs/benchmarks.md,
-    issue 34). `transport`, if given, replaces it (tests: an app in process, a mock).
+    Every attempt has its own deadline (`timeout`, which the wire enforces around the
+    whole attempt, not only per socket read); 5xx, 429, throttling 403s, timeouts and
+    connection errors are retried with full-jitter backoff, waiting exactly as long as
+    GitHub asks when it does.
+    The wire is aiohttp's (`AiohttpWire`: httpx's client, its transport and then its
+    request/response models were, in turn, most of a dispatch's CPU in the fan-out's
+    profile; docs/benchmarks.md, issue 34). `transport`, if given, is sent on instead
+    (tests: an app in process, a mock).
     """
 
     def __init__(
@@ -75,14 +78,12 @@ class GitHubHttp:
             "x-github-api-version": API_VERSION,
             "user-agent": f"crcr/{__version__}",
         }
-        self._timeouts = httpx.Timeout(timeout).as_dict()
-        self._pools = TransportPools(
-            [
-                transport
-                or AiohttpTransport(
-                    connections=max_connections, keepalive_seconds=KEEPALIVE_SECONDS
-                )
-            ]
+        self._wire: Wire = (
+            HttpxWire(transport, deadline=timeout)
+            if transport is not None
+            else AiohttpWire(
+                connections=max_connections, keepalive_seconds=KEEPALIVE_SECONDS, deadline=timeout
+            )
         )
 
     async def request(
@@ -108,59 +109,98 @@ class GitHubHttp:
         installation token authenticates the call (None: the App's JWT), whose rate limit
         the answer's headers report (crcr.github.rate_limit).
         """
-        call = f"{method} {httpx.URL(path).path if '://' in path else path}"
+        if json is not None:
+            content = json_body(json)
+        answer = await self.exchange(
+            method,
+            path,
+            auth=auth,
+            refresh_auth=refresh_auth,
+            content=content,
+            params=params,
+            accept=accept,
+            final_ok=final_ok,
+            max_retries=max_retries,
+            acting_for=acting_for,
+        )
+        return answer.response(method, self._url(path, params))
+
+    async def exchange(
+        self,
+        method: str,
+        path: str,
+        *,
+        auth: AuthProvider,
+        refresh_auth: AuthRefresh | None = None,
+        content: bytes | None = None,
+        params: Mapping[str, str] | None = None,
+        accept: str | None = None,
+        final_ok: Collection[int] = (),
+        max_retries: int | None = None,
+        acting_for: str | None = None,
+    ) -> WireAnswer:
+        """`request` with a ready body, answering the wire's own `WireAnswer`.
+
+        For calls whose answer is judged by its status alone (a dispatch's 204): no
+        httpx model is built unless the call fails.
+        """
+        call = f"{method} {urlsplit(path).path if '://' in path else path}"
+        url = self._url(path, params)
         retries = self.policy.max_retries if max_retries is None else max_retries
         headers = dict(self._headers)
         if accept:
             headers["accept"] = accept
         if content is not None:
             headers["content-type"] = "application/json"
-        url = path if "://" in path else self._base_url + path.lstrip("/")
+        installation = rate_limit.installation_of(acting_for)
         attempt, reauthenticated = 0, False
         while True:
             status: int | None = None
             hint: float | None = None
             headers["authorization"] = await auth()
             try:
-                async with asyncio.timeout(self.timeout):
-                    response = await self._pools.send(
-                        httpx.Request(
-                            method,
-                            url,
-                            headers=headers,
-                            json=json,
-                            content=content,
-                            params=params,
-                            extensions={"timeout": self._timeouts},
-                        )
-                    )
+                answer = await self._wire.send(method, url, headers, content)
             except (TimeoutError, httpx.TimeoutException):
                 message = f"no answer within {self.timeout:g} s"
             except httpx.TransportError as exc:
                 message = f"connection failed ({type(exc).__name__})"
             else:
-                rate_limit.observe(rate_limit.installation_of(acting_for), response.headers)
-                status = response.status_code
+                rate_limit.observe(installation, answer.headers)
+                status = answer.status_code
                 if status < 400:
-                    return response
-                message = _message(response)
+                    return answer
+                message = _message(answer.response(method, url))
                 if status == 401 and refresh_auth is not None and not reauthenticated:
                     # A cached token GitHub no longer honours (revoked, clock skew): get
                     # a fresh one once, without counting it as a retry.
                     reauthenticated = True
                     await refresh_auth()
                     continue
-                if not is_retryable_status(status, response.headers):
+                if not is_retryable_status(status, answer.headers):
                     if status in final_ok:
-                        return response
+                        return answer
                     raise error_for_status(call, status, message)
-                hint = retry_after_seconds(response.headers, self._clock())
+                hint = retry_after_seconds(answer.headers, self._clock())
             if attempt >= retries or (hint is not None and hint > self.policy.max_hinted_wait):
                 raise GitHubUnavailable(call, status, message, retry_after=hint)
             wait = self.policy.backoff.delay(attempt, self._rng.random) if hint is None else hint
             await self._sleep(wait)
             attempt += 1
 
+    def _url(self, path: str, params: Mapping[str, str] | None) -> str:
+        """`path` joined onto the API's base (unless it is absolute), `params` appended."""
+        url = path if "://" in path else self._base_url + path.lstrip("/")
+        if params:
+            url += ("&" if urlsplit(url).query else "?") + urlencode(params)
+        return url
+
     async def aclose(self) -> None:
         """Close the pooled connections."""
-        await self._pools.aclose()
+        await self._wire.aclose()
+
+
+def json_body(value: Any) -> bytes:
+    """A request body as httpx encodes `json=` (compact, UTF-8, no NaN)."""
+    return json_module.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+    ).encode()

@@ -12,6 +12,7 @@ outside the known set counted as `other`, so the label sets stay closed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from prometheus_client import Gauge
 
@@ -65,17 +66,34 @@ def observe(installation: str, headers: Mapping[str, str]) -> None:
     if remaining is None:
         return
     resource = headers.get("x-ratelimit-resource", "core")
-    labels = {
-        "installation": installation,
-        "resource": resource if resource in RESOURCES else "other",
-    }
-    REMAINING.labels(**labels).set(remaining)
+    gauges = _gauges(installation, resource if resource in RESOURCES else "other")
+    gauges.remaining.set(remaining)
     limit = _number(headers.get("x-ratelimit-limit"))
     if limit is not None:
-        LIMIT.labels(**labels).set(limit)
+        gauges.limit.set(limit)
     reset = _number(headers.get("x-ratelimit-reset"))
     if reset is not None:
-        RESET.labels(**labels).set(reset)
+        gauges.reset.set(reset)
+
+
+class _Labelled(NamedTuple):
+    remaining: Gauge
+    limit: Gauge
+    reset: Gauge
+
+
+_LABELLED: dict[tuple[str, str], _Labelled] = {}
+"""The gauges' children per (installation, resource): `labels()` checks and joins its
+arguments on every call, and every dispatch's answer is observed."""
+
+
+def _gauges(installation: str, resource: str) -> _Labelled:
+    found = _LABELLED.get((installation, resource))
+    if found is None:
+        found = _LABELLED[installation, resource] = _Labelled(
+            *(gauge.labels(installation, resource) for gauge in (REMAINING, LIMIT, RESET))
+        )
+    return found
 
 
 def _number(value: str | None) -> float | None:

@@ -7,6 +7,7 @@ import json
 import re
 from typing import Any
 
+import orjson
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -52,12 +53,31 @@ async def create_dispatch(request: Request) -> Response:
         raise _invalid('For "client_payload", the value is not an object.')
     if len(payload) > MAX_PAYLOAD_PROPERTIES:
         raise _invalid(f"No more than 10 properties are allowed; {len(payload)} were supplied.")
-    size = len(json.dumps(payload, separators=(",", ":")).encode())
+    size = _encoded_size(payload)
     if size > MAX_PAYLOAD_BYTES:
         raise _invalid(f"client_payload is too large ({size} bytes, maximum {MAX_PAYLOAD_BYTES}).")
     github = github_of(request)
     github.record_dispatch(Dispatch(repo.full_name, event_type, payload, github.clock()))
     return no_content()
+
+
+def _encoded_size(payload: dict[str, Any]) -> int:
+    """The payload's size as compact JSON with non-ASCII escaped (`json.dumps`' way).
+
+    orjson encodes a fan-out's 25 KB payload ~10x faster, and its bytes are
+    `json.dumps`' own whenever they are all ASCII (no character `json` would escape),
+    but for floats below 1e-4, which it writes without an exponent (`0.00001`, not
+    `1e-05`): a byte or two that GitHub's own count is not known to match either.
+    What orjson refuses (integers past 64 bits) or writes as UTF-8 is measured by
+    `json`, as before.
+    """
+    try:
+        encoded = orjson.dumps(payload)
+    except TypeError:
+        encoded = b"\x80"  # not ASCII: measured below
+    if encoded.isascii():
+        return len(encoded)
+    return len(json.dumps(payload, separators=(",", ":")).encode())
 
 
 async def get_repository(request: Request) -> Response:

@@ -12,8 +12,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
@@ -104,25 +105,29 @@ async def dispatch_to_downstreams(
         sent_at=time.time(),
         trimmed=trimmed,
     )
-    fresh = {repo: replace(record, repo=repo).to_store() for repo in targets}
+    # Flattened once and copied per repo: the records differ only in their repo (their
+    # nested context is shared, and each store encodes every record it is given).
+    pending = record.to_store()
+    fresh = {repo: {**pending, "repo": repo} for repo in targets}
     claimed = await fanout.store.put_dispatches(delivery_id, fresh, fanout.record_ttl)
     claimed |= await _reclaim_failed(fanout, delivery_id, fresh, claimed)
     body = encode_dispatch(context.event_type, client_payload)
-    gate = asyncio.Semaphore(fanout.concurrency)
 
     async def send(repo: str) -> Exception | None:
-        async with gate:
-            started = time.perf_counter()
-            try:
-                await fanout.send(repo, body)
-            except Exception as exc:  # every failure is recorded or queued below
-                return exc
-            finally:
-                metrics.DISPATCH_SECONDS.observe(time.perf_counter() - started)
-            return None
+        started = time.perf_counter()
+        try:
+            await fanout.send(repo, body)
+        except Exception as exc:  # every failure is recorded or queued below
+            return exc
+        finally:
+            metrics.DISPATCH_SECONDS.observe(time.perf_counter() - started)
+        return None
 
     sending = [repo for repo in targets if repo in claimed]
-    errors = dict(zip(sending, await asyncio.gather(*map(send, sending)), strict=True))
+    limited: Callable[[str], Awaitable[Exception | None]] = send
+    if len(sending) > fanout.concurrency:
+        limited = _gated(send, asyncio.Semaphore(fanout.concurrency))
+    errors = dict(zip(sending, await asyncio.gather(*map(limited, sending)), strict=True))
     outcomes = {repo: DispatchOutcome(repo, Result.DUPLICATE) for repo in targets}
     changes: dict[str, dict[str, Any]] = {}
     for repo, error in errors.items():
@@ -137,9 +142,11 @@ async def dispatch_to_downstreams(
             await _queue(fanout, delivery_id, repo, context.event_type, client_payload)
     if changes:
         await fanout.store.update_dispatches(delivery_id, changes, fanout.record_ttl)
+    for result, count in Counter(o.result for o in outcomes.values()).items():
+        if result is not Result.DUPLICATE:
+            metrics.DISPATCHES.labels(outcome=str(result)).inc(count)
     for outcome in outcomes.values():
         if outcome.result is not Result.DUPLICATE:
-            metrics.DISPATCHES.labels(outcome=str(outcome.result)).inc()
             _audit(fanout, outcome.repo, delivery_id, _AUDITED[outcome.result], outcome.error)
         if outcome.error:
             log.warning(
@@ -148,6 +155,18 @@ async def dispatch_to_downstreams(
                 extra={"delivery_id": delivery_id, "repo": outcome.repo, "error": outcome.error},
             )
     return [outcomes[repo] for repo in targets]
+
+
+def _gated(
+    send: Callable[[str], Awaitable[Exception | None]], gate: asyncio.Semaphore
+) -> Callable[[str], Awaitable[Exception | None]]:
+    """`send`, at most `gate`'s count at a time (only worth its cost past that many)."""
+
+    async def send_gated(repo: str) -> Exception | None:
+        async with gate:
+            return await send(repo)
+
+    return send_gated
 
 
 async def _reclaim_failed(

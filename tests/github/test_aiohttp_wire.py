@@ -1,4 +1,4 @@
-"""The GitHub client's own wire (aiohttp behind an httpx transport), over real sockets."""
+"""The GitHub client's own wire (aiohttp, no httpx models), over real sockets."""
 
 from __future__ import annotations
 
@@ -18,8 +18,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from crcr.github.aiohttp_transport import AiohttpTransport
+from crcr.github.aiohttp_wire import AiohttpWire
 from crcr.github.client import GitHubClient
+from crcr.github.errors import GitHubUnprocessable
 from crcr.sandbox.github_server import create_sandbox_app
 from crcr.sandbox.github_state import SandboxGitHub
 
@@ -63,6 +64,39 @@ async def test_a_fan_out_reaches_the_sandbox_over_real_connections(served: Any) 
     assert {call.headers["x-github-api-version"] for call in calls} == {"2022-11-28"}
 
 
+async def test_on_the_real_wire_throttling_is_waited_out_and_a_refusal_is_typed(
+    served: Any,
+) -> None:
+    # The retry loop is GitHubHttp's one loop whichever wire it sends on: here aiohttp's,
+    # whose answers are never httpx's models until a failure's message is read.
+    github = SandboxGitHub()
+    github.install_app("org/throttled", "org/refused")
+    github.inject_fault("/repos/org/throttled/dispatches", status=403, retry_after=1, times=1)
+    github.inject_fault(
+        "/repos/org/refused/dispatches", status=422, body={"message": "Bad event_type"}
+    )
+    url = served(create_sandbox_app(github))
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        waits.append(seconds)
+
+    client = GitHubClient(url, github.app.app_id, github.app.private_key_pem, None, sleep=sleep)
+    async with client:
+        await client.dispatch("org/throttled", "ci", {})
+        with pytest.raises(GitHubUnprocessable) as refused:
+            await client.dispatch("org/refused", "ci", {}, max_retries=3)
+
+    assert [c.status for c in github.calls("POST", "/repos/org/throttled/dispatches")] == [
+        403,
+        204,
+    ]
+    assert waits == [1.0]  # exactly GitHub's Retry-After, once
+    assert refused.value.call == "POST /repos/org/refused/dispatches"
+    assert refused.value.message == "Bad event_type"
+    assert len(github.calls("POST", "/repos/org/refused/dispatches")) == 1  # final, not retried
+
+
 async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: Any) -> None:
     seen: dict[str, str] = {}
 
@@ -76,42 +110,62 @@ async def test_headers_go_out_and_a_gzipped_answer_comes_back_decoded(served: An
         )
 
     url = served(Starlette(routes=[Route("/echo", echo, methods=["POST"])]))
-    transport = AiohttpTransport(connections=4, keepalive_seconds=5)
+    wire = AiohttpWire(connections=4, keepalive_seconds=5, deadline=5)
     try:
-        response = await transport.handle_async_request(
-            httpx.Request("POST", f"{url}/echo", headers={"authorization": "Bearer x"}, json=[1])
+        answer = await wire.send(
+            "POST",
+            f"{url}/echo",
+            {"authorization": "Bearer x", "content-type": "application/json"},
+            b"[1]",
         )
-        await response.aread()
     finally:
-        await transport.aclose()
-    assert response.status_code == 201
-    assert response.json() == {"got": "[1]"}
+        await wire.aclose()
+    assert answer.status_code == 201
+    assert answer.headers["Content-Encoding"] == "gzip"  # case-insensitive, as sent
+    assert answer.response("POST", f"{url}/echo").json() == {"got": "[1]"}
     assert seen["authorization"] == "Bearer x"
     assert seen["content-type"] == "application/json"
+
+
+async def test_a_bodiless_post_goes_out_without_a_content_type(served: Any) -> None:
+    seen: dict[str, str] = {}
+
+    async def record(request: Request) -> Response:
+        seen.update(request.headers)
+        return Response(status_code=201)
+
+    url = served(Starlette(routes=[Route("/rerun", record, methods=["POST"])]))
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=5)
+    try:
+        answer = await wire.send("POST", f"{url}/rerun", {"user-agent": "crcr/test"}, None)
+    finally:
+        await wire.aclose()
+    assert answer.status_code == 201
+    assert "content-type" not in seen
+    assert (seen["user-agent"], seen["content-length"]) == ("crcr/test", "0")
 
 
 async def test_a_refused_connection_is_httpx_connect_error() -> None:
     with socket.socket() as sock:  # a port nobody listens on once closed
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    transport = AiohttpTransport(connections=1, keepalive_seconds=5)
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=5)
     try:
         with pytest.raises(httpx.ConnectError):
-            await transport.handle_async_request(httpx.Request("GET", f"http://127.0.0.1:{port}/"))
+            await wire.send("GET", f"http://127.0.0.1:{port}/", {}, None)
     finally:
-        await transport.aclose()
+        await wire.aclose()
 
 
 async def test_a_silent_server_is_httpx_read_timeout(served: Any) -> None:
     async def silent(request: Request) -> Response:
-        await asyncio.sleep(1.5)  # well past the client's 0.2 s; short enough to shut down
+        await asyncio.sleep(1.5)  # well past the wire's 0.2 s; short enough to shut down
         return Response()
 
     url = served(Starlette(routes=[Route("/", silent)]))
-    transport = AiohttpTransport(connections=1, keepalive_seconds=5)
-    request = httpx.Request("GET", f"{url}/", extensions={"timeout": httpx.Timeout(0.2).as_dict()})
+    wire = AiohttpWire(connections=1, keepalive_seconds=5, deadline=0.2)
     try:
         with pytest.raises(httpx.ReadTimeout):
-            await transport.handle_async_request(request)
+            await wire.send("GET", f"{url}/", {}, None)
     finally:
-        await transport.aclose()
+        await wire.aclose()
