@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubError
 from crcr.relay.allowlist.model import Allowlist, Level
-from crcr.relay.jobs.dispatch import DispatchStatus, UpstreamContext
+from crcr.relay.jobs.dispatch import MERGE_GROUP_EVENT, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.webhook.fanout import DispatchOutcome, Result
@@ -32,7 +32,7 @@ from crcr.stores.roles import Caches, Deadlines, Dispatches, Idempotency, JobSum
 
 log = logging.getLogger(__name__)
 
-EVENT = "merge_group"
+EVENT = MERGE_GROUP_EVENT
 DEADLINE_PREFIX = "merge-queue:"
 """Keys of the sweeper's deadline list this module handles: `merge-queue:<delivery>:<repo>`."""
 GROUPS = "merge-group"

@@ -24,9 +24,9 @@ from typing import Protocol
 from crcr.github.client import GitHubClient, RerunOutcome
 from crcr.github.errors import GitHubError, GitHubForbidden, GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Level
-from crcr.relay.budgets.merge_queue import EVENT as MERGE_GROUP_EVENT
 from crcr.relay.checks.check_runs import CheckReport
 from crcr.relay.checks.notes import FlakeCheck
+from crcr.relay.jobs.dispatch import MERGE_GROUP_EVENT
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.roles import Caches, RetryQueue

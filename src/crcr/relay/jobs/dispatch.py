@@ -45,6 +45,8 @@ class UpstreamContext:
     action: str | None = None
 
 
+MERGE_GROUP_EVENT = "merge_group"
+"""A merge queue's group (SPEC §15): sent to L4 backends, its own check run on the group."""
 CANCEL_EVENT = "crcr_cancel"
 """The dispatch telling a downstream it may cancel a superseded head's runs (SPEC §15)."""
 
