@@ -147,7 +147,7 @@ class CommandBatcher:
             return replies
 
         async def reconnect(error: Exception) -> None:
-            await connection.disconnect(error=error)
+            await connection.disconnect()  # redis-py 6.0, the floor, takes no `error`
 
         return await connection.retry.call_with_retry(once, reconnect)
 
