@@ -118,10 +118,6 @@ return 0
 """
 
 
-def _decoded(raw: str | bytes) -> Any:
-    return json.loads(raw)
-
-
 class RedisPullHeads(RedisStoreBase, PullHeads):
     """One script run per event, whatever the number of backends."""
 
@@ -157,7 +153,7 @@ class RedisPullHeads(RedisStoreBase, PullHeads):
             QUEUE_TTL_MS,
             *repos,
         ]
-        answer = _decoded(await self._run(MOVE_HEADS, keys, argv))
+        answer = json.loads(await self._run(MOVE_HEADS, keys, argv))
         if not isinstance(answer, list):
             return []  # Lua's cjson encodes an empty table as an object
         return [SupersededHead.from_store(raw) for raw in answer]
@@ -168,7 +164,7 @@ class RedisPullHeads(RedisStoreBase, PullHeads):
             fields: dict[str, str] = await self._client.hgetall(keys[0])  # type: ignore[assignment]
         state: dict[str, Any] = {}
         for name, raw in fields.items():
-            value = _decoded(raw)
+            value = json.loads(raw)
             if name in (SUPERSEDED_FIELD, PENDING_FIELD) and not isinstance(value, list):
                 value = []  # an empty Lua table came back as an object
             state[name] = value
