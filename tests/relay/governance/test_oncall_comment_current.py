@@ -161,3 +161,37 @@ async def test_a_comment_one_instance_posted_is_edited_after_another_instances_c
     body = only_comment(a)
     assert "checks pass again" in body
     assert check_name(L3_REPO, "build") not in body
+
+
+def without_l3_repo(allowlist: str) -> str:
+    """The allowlist once `L3_REPO`'s entry is deleted on main (revocation)."""
+    removed = allowlist.replace(f"L3:\n  xpu:\n    {L3_REPO}: [xpu-oncall]\n", "")
+    assert L3_REPO not in removed
+    return removed
+
+
+async def test_a_recovery_the_backend_left_the_allowlist_before_is_still_shown(
+    blob_world: World,
+) -> None:
+    """The governance model found it: a job passed on its re-run, its backend was removed
+    before the sweeper edited the comment, and the comment went on listing the failure
+    (the edit needed oncalls to mention, and there were none any more)."""
+    world = blob_world
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, delivery, "failure", job="build")
+    await run_job(world, L3_REPO, delivery, "failure", job="lint")
+    await world.settle()
+    assert check_name(L3_REPO, "build") in only_comment(world)
+
+    await run_job(world, L3_REPO, delivery, "success", job="build", run_attempt=2)
+    await merge_allowlist(world, without_l3_repo(ALLOWLIST))
+    await world.settle()
+
+    body = only_comment(world)
+    assert check_name(L3_REPO, "build") not in body
+    assert f"| `{check_name(L3_REPO, 'lint')}` | failure |" in body
+    assert "@xpu-oncall" not in body  # an edit notifies nobody; the entry names nobody now
+    assert body.splitlines()[3].startswith(f"`{L3_REPO}` reported failing jobs")
+
+    await run_job(world, L3_REPO, delivery, "success", job="lint", run_attempt=2)
+    assert "checks pass again" not in only_comment(world)  # ignored: off the allowlist

@@ -115,11 +115,12 @@ def render_comment(
     (check names, run ids, links) goes through `github_text`, so nothing it sends can
     notify anyone, start a heading or embed an image.
     """
+    told = mentions(oncalls)
     lines = [
         oncall_marker(repo),
         f"### crcr: {code(repo)} has failing checks",
         "",
-        f"{mentions(oncalls)}: {code(repo)} reported failing jobs on this pull request "
+        f"{told + ': ' if told else ''}{code(repo)} reported failing jobs on this pull request "
         f"(commit {commit_text(head_sha)}).",
         "",
         "| Check | Conclusion | Run |",
@@ -289,9 +290,11 @@ class OncallNotifier:
         payload = item.payload
         repo, head_sha = str(payload["repo"]), str(payload["head_sha"])
         number = int(payload["pr_number"])
+        key = comment_key(self._upstream, number, repo)
+        # No oncalls (the backend left the allowlist, or its oncalls did, after this item
+        # was queued) post nothing, but a comment already posted is still brought up to
+        # date: it must not go on listing a failure that has passed since (SPEC §10.2).
         oncalls = (await self._allowlist()).oncalls(repo)
-        if not oncalls:
-            return HandlerResult.DONE
         summaries = await self._store.job_summaries(head_sha, repo)
         # The job that queued this item counts as it finished even if a late in_progress
         # summary overwrote its own in the meantime.
@@ -301,7 +304,6 @@ class OncallNotifier:
             body = render_comment(repo, oncalls, head_sha, jobs)
         else:
             body = render_recovered(repo, head_sha, time.time())
-        key = comment_key(self._upstream, number, repo)
         owner = uuid.uuid4().hex  # this attempt's alone, whoever else holds the item
         claim = await self._store.claim_lease(
             COMMENT_CLAIMS, key, owner, lease=CLAIM_LEASE, ttl=self._ttl
@@ -311,8 +313,13 @@ class OncallNotifier:
                 await self._edit(number, int(claim.value), body)
             elif not claim.held:
                 return HandlerResult.RETRY  # another worker is posting the first comment
-            elif not jobs or payload.get("recovered") or await self._is_snoozed(number, repo):
-                # Nothing to tell the oncalls (no comment, so nobody was told of failures).
+            elif (
+                not oncalls
+                or not jobs
+                or payload.get("recovered")
+                or await self._is_snoozed(number, repo)
+            ):
+                # Nothing to tell (no comment, so nobody was told of failures), or nobody.
                 await self._store.settle_lease(COMMENT_CLAIMS, key, owner, None, self._ttl)
             else:
                 await self._post_first(key, owner, number, repo, body)
