@@ -517,6 +517,7 @@ async def test_the_call_log_records_method_path_repo_status_and_body(
     assert dispatch.timestamp == clock.now
     assert "authorization" not in dispatch.headers
     assert [c.status for c in github.calls(repo="org/other")] == [401]
+    assert github.call_log.count() == len(github.calls()) == 2
 
 
 async def test_a_fault_answers_the_next_n_calls_then_normal_service_resumes(
