@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import subprocess
@@ -123,6 +124,9 @@ class RelaySetup:
 
     concurrency: int
     redis_url: str | None
+    freeze_heap: bool = False
+    """`gc.freeze()` in the relay's process once it is warm: what freezing the relay's
+    start-up heap would save (crcr does not do it today), measured."""
 
 
 async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
@@ -166,7 +170,14 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
             )
             with serve_in_thread(create_app(settings)) as relay_url:
                 cold_run, warm_run = asyncio.run(
-                    measure(sandbox, relay_url, events if attempt == 0 else 0, settings, n)
+                    measure(
+                        sandbox,
+                        relay_url,
+                        events if attempt == 0 else 0,
+                        settings,
+                        n,
+                        freeze_heap=setup.freeze_heap,
+                    )
                 )
             cold.append(cold_run)
             warm.extend(warm_run)
@@ -189,7 +200,13 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
 
 
 async def measure(
-    sandbox: SandboxChild, url: str, events: int, settings: Settings, n: int
+    sandbox: SandboxChild,
+    url: str,
+    events: int,
+    settings: Settings,
+    n: int,
+    *,
+    freeze_heap: bool = False,
 ) -> tuple[Sample, list[Sample]]:
     calls = sandbox.calls
     async with httpx.AsyncClient(timeout=120) as client:
@@ -197,6 +214,9 @@ async def measure(
         cold = Sample(await post_event(client, url, 1), calls()[0] - before)
         if events:
             await levels_followed(settings, n)
+            if freeze_heap:
+                gc.collect()
+                gc.freeze()
         warm = []
         for number in range(events):
             before, sandbox_cpu = calls()
@@ -222,8 +242,15 @@ def main() -> None:
     )
     parser.add_argument("--state", choices=("sqlite", "redis"), default="sqlite")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
+    parser.add_argument(
+        "--freeze-heap",
+        action="store_true",
+        help="gc.freeze() the relay's process once warm (an experiment: crcr does not)",
+    )
     args = parser.parse_args()
-    setup = RelaySetup(args.concurrency, args.redis_url if args.state == "redis" else None)
+    setup = RelaySetup(
+        args.concurrency, args.redis_url if args.state == "redis" else None, args.freeze_heap
+    )
     print(
         f"sandbox latency {args.latency * 1000:.0f} ms per call; {args.state} state; "
         f"dispatch concurrency {args.concurrency}"
