@@ -218,6 +218,22 @@ async def test_a_dispatch_is_accepted_recorded_and_announced(
     assert heard == ["org/backend"]
 
 
+async def test_a_recorded_dispatch_reads_back_the_payload_as_sent(
+    http: httpx.AsyncClient, github: SandboxGitHub
+) -> None:
+    headers = await token_for(http, github, "org/backend")
+    # An integer past 64 bits (orjson refuses it, json reads it) and an absent payload.
+    sent = b'{"event_type":"x","client_payload":{"id":18446744073709551616,"ok":[true,null]}}'
+
+    await http.post("/repos/org/backend/dispatches", headers=headers, content=sent)
+    await http.post("/repos/org/backend/dispatches", headers=headers, json={"event_type": "y"})
+
+    first, second = github.dispatches("org/backend")
+    assert first.client_payload == {"id": 2**64, "ok": [True, None]}
+    assert first.client_payload is first.client_payload  # parsed once, then kept
+    assert (second.event_type, second.client_payload) == ("y", {})
+
+
 @pytest.mark.parametrize(
     ("body", "complaint"),
     [
