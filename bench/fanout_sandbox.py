@@ -17,9 +17,11 @@ from __future__ import annotations
 import gc
 import json
 import sys
+import threading
 import time
 
-from bench.serving import serve_in_thread
+import uvicorn
+
 from crcr.sandbox.github_server import create_github_api
 from crcr.sandbox.github_state import SandboxGitHub
 
@@ -32,18 +34,37 @@ def bench_repos(n: int) -> list[str]:
 
 
 def serve_sandbox(n: int, latency: float) -> None:
-    """A sandbox with the bench repos installed, answering after `latency` seconds."""
+    """A sandbox with the bench repos installed, answering after `latency` seconds.
+
+    The server runs on this process's main thread, as `crcr sandbox serve` and any real
+    server do, and the parent's polls on a thread beside it: glibc gives every other
+    thread a malloc arena of its own, which it shrinks and grows again around each
+    25 KB request body (thousands of `mprotect` calls a second, fresh pages faulted in);
+    served from a thread, the sandbox spent ~20 % more CPU per dispatch.
+    """
     github = SandboxGitHub()
     github.install_app(*bench_repos(n))
     github.inject_fault("*", latency=latency)
-    with serve_in_thread(create_github_api(github)) as url:
+    config = uvicorn.Config(
+        create_github_api(github), host="127.0.0.1", port=0, log_level="warning", lifespan="off"
+    )
+    server = uvicorn.Server(config)
+
+    def answer_the_parent() -> None:
+        while not (server.started and server.servers):
+            time.sleep(0.01)
+        port = server.servers[0].sockets[0].getsockname()[1]
         gc.collect()
         gc.freeze()
-        print(json.dumps({"url": url, "app_id": github.app.app_id}), flush=True)
+        print(json.dumps({"url": f"http://127.0.0.1:{port}", "app_id": github.app.app_id}))
         print(github.app.private_key_pem.strip(), flush=True)
         for _ in sys.stdin:  # until the parent closes our stdin
             answer = {"calls": github.call_log.count(), "cpu": time.process_time()}
             print(json.dumps(answer), flush=True)
+        server.should_exit = True
+
+    threading.Thread(target=answer_the_parent, daemon=True).start()
+    server.run()
 
 
 if __name__ == "__main__":
