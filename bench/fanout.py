@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import statistics
 import subprocess
@@ -35,22 +36,17 @@ from typing import Any
 
 import httpx
 import redis
-from starlette.requests import Request
-from starlette.responses import JSONResponse
-from starlette.routing import Route
 
+from bench.fanout_sandbox import bench_repos
 from bench.serving import serve_in_thread
 from crcr.app import create_app
 from crcr.config.settings import Settings, load_settings
 from crcr.relay.levels.standing import EPISODE, LEVEL
 from crcr.relay.webhook.signature import sign_body
-from crcr.sandbox.github_server import create_sandbox_app
-from crcr.sandbox.github_state import SandboxGitHub
 from crcr.sandbox.webhooks import pull_request_event
 from crcr.stores.factory import open_state_store
 
 SECRET = "bench-secret"
-ORGS = 10
 
 
 @dataclass
@@ -84,38 +80,28 @@ async def post_event(client: httpx.AsyncClient, url: str, number: int) -> float:
     return elapsed
 
 
-def serve_sandbox(n: int, latency: float) -> None:
-    """Child process: a sandbox with the bench repos installed; prints how to reach it."""
-    github = SandboxGitHub()
-    github.install_app(*bench_repos(n))
-    github.inject_fault("*", latency=latency)
+@dataclass(frozen=True)
+class SandboxChild:
+    """The sandbox's process (`bench.fanout_sandbox`): where it serves, and its App."""
 
-    async def call_count(request: Request) -> JSONResponse:
-        return JSONResponse({"calls": len(github.calls()), "cpu": time.process_time()})
+    url: str
+    app_id: str
+    private_key_pem: str
+    process: subprocess.Popen[str]
 
-    app = create_sandbox_app(github, extra_routes=[Route("/_bench/calls", call_count)])
-    with serve_in_thread(app) as url:
-        print(json.dumps({"url": url, "app_id": github.app.app_id}), flush=True)
-        print(github.app.private_key_pem, flush=True)
-        sys.stdin.read()  # until the parent closes our stdin
-
-
-def bench_repos(n: int) -> list[str]:
-    return [f"bench-org{i % ORGS}/backend{i}" for i in range(n)]
+    def calls(self) -> tuple[int, float]:
+        """GitHub calls the sandbox has answered, and the CPU time it has spent."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("calls\n")
+        self.process.stdin.flush()
+        answer = json.loads(self.process.stdout.readline())
+        return int(answer["calls"]), float(answer["cpu"])
 
 
 @contextmanager
-def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
+def sandbox_process(n: int, latency: float) -> Iterator[SandboxChild]:
     child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bench.fanout",
-            "--serve-sandbox",
-            str(n),
-            "--latency",
-            str(latency),
-        ],
+        [sys.executable, "-m", "bench.fanout_sandbox", str(n), str(latency)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -126,7 +112,7 @@ def sandbox_process(n: int, latency: float) -> Iterator[tuple[str, str, str]]:
         pem_lines: list[str] = []
         while not pem_lines or "END" not in pem_lines[-1]:
             pem_lines.append(child.stdout.readline())
-        yield info["url"], str(info["app_id"]), "".join(pem_lines)
+        yield SandboxChild(info["url"], str(info["app_id"]), "".join(pem_lines), child)
     finally:
         child.stdin.close()
         child.wait(timeout=30)
@@ -138,6 +124,9 @@ class RelaySetup:
 
     concurrency: int
     redis_url: str | None
+    freeze_heap: bool = False
+    """`gc.freeze()` in the relay's process once it is warm: what freezing the relay's
+    start-up heap would save (crcr does not do it today), measured."""
 
 
 async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
@@ -164,7 +153,6 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
     cold: list[Sample] = []
     warm: list[Sample] = []
     with tempfile.TemporaryDirectory() as tmp, sandbox_process(n, latency) as sandbox:
-        sandbox_url, app_id, pem = sandbox
         allowlist = Path(tmp) / "allowlist.yaml"
         allowlist.write_text("L2:\n" + "".join(f"  - {repo}\n" for repo in repos))
         for attempt in range(colds):
@@ -174,15 +162,22 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
                 dispatch_concurrency=setup.concurrency,
                 redis_url=setup.redis_url,
                 webhook_secret=SECRET,
-                github_app_id=app_id,
-                github_app_private_key=pem,
-                github_api_url=sandbox_url,
+                github_app_id=sandbox.app_id,
+                github_app_private_key=sandbox.private_key_pem,
+                github_api_url=sandbox.url,
                 allowlist=str(allowlist),
                 data_dir=Path(tmp) / f"data-{attempt}",
             )
             with serve_in_thread(create_app(settings)) as relay_url:
                 cold_run, warm_run = asyncio.run(
-                    measure(sandbox_url, relay_url, events if attempt == 0 else 0, settings, n)
+                    measure(
+                        sandbox,
+                        relay_url,
+                        events if attempt == 0 else 0,
+                        settings,
+                        n,
+                        freeze_heap=setup.freeze_heap,
+                    )
                 )
             cold.append(cold_run)
             warm.extend(warm_run)
@@ -205,28 +200,32 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
 
 
 async def measure(
-    sandbox_url: str, url: str, events: int, settings: Settings, n: int
+    sandbox: SandboxChild,
+    url: str,
+    events: int,
+    settings: Settings,
+    n: int,
+    *,
+    freeze_heap: bool = False,
 ) -> tuple[Sample, list[Sample]]:
+    calls = sandbox.calls
     async with httpx.AsyncClient(timeout=120) as client:
-
-        async def calls() -> tuple[int, float]:
-            """GitHub calls the sandbox has answered, and the CPU time it has spent."""
-            answer = (await client.get(f"{sandbox_url}/_bench/calls")).json()
-            return int(answer["calls"]), float(answer["cpu"])
-
-        before, _ = await calls()
-        cold = Sample(await post_event(client, url, 1), (await calls())[0] - before)
+        before, _ = calls()
+        cold = Sample(await post_event(client, url, 1), calls()[0] - before)
         if events:
             await levels_followed(settings, n)
+            if freeze_heap:
+                gc.collect()
+                gc.freeze()
         warm = []
         for number in range(events):
-            before, sandbox_cpu = await calls()
+            before, sandbox_cpu = calls()
             cpu, own = time.process_time(), time.thread_time()
             seconds = await post_event(client, url, 100 + number)
             cpu = time.process_time() - cpu
             # The process's CPU but this (the posting) thread's: the relay's threads alone.
             relay_cpu = cpu - (time.thread_time() - own)
-            after, sandbox_after = await calls()
+            after, sandbox_after = calls()
             sample = Sample(seconds, after - before, relay_cpu, cpu, sandbox_after - sandbox_cpu)
             warm.append(sample)
     return cold, warm
@@ -243,12 +242,15 @@ def main() -> None:
     )
     parser.add_argument("--state", choices=("sqlite", "redis"), default="sqlite")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
-    parser.add_argument("--serve-sandbox", type=int, metavar="N", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--freeze-heap",
+        action="store_true",
+        help="gc.freeze() the relay's process once warm (an experiment: crcr does not)",
+    )
     args = parser.parse_args()
-    if args.serve_sandbox:
-        serve_sandbox(args.serve_sandbox, args.latency)
-        return
-    setup = RelaySetup(args.concurrency, args.redis_url if args.state == "redis" else None)
+    setup = RelaySetup(
+        args.concurrency, args.redis_url if args.state == "redis" else None, args.freeze_heap
+    )
     print(
         f"sandbox latency {args.latency * 1000:.0f} ms per call; {args.state} state; "
         f"dispatch concurrency {args.concurrency}"

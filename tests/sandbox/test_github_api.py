@@ -218,6 +218,22 @@ async def test_a_dispatch_is_accepted_recorded_and_announced(
     assert heard == ["org/backend"]
 
 
+async def test_a_recorded_dispatch_reads_back_the_payload_as_sent(
+    http: httpx.AsyncClient, github: SandboxGitHub
+) -> None:
+    headers = await token_for(http, github, "org/backend")
+    # An integer past 64 bits (orjson refuses it, json reads it) and an absent payload.
+    sent = b'{"event_type":"x","client_payload":{"id":18446744073709551616,"ok":[true,null]}}'
+
+    await http.post("/repos/org/backend/dispatches", headers=headers, content=sent)
+    await http.post("/repos/org/backend/dispatches", headers=headers, json={"event_type": "y"})
+
+    first, second = github.dispatches("org/backend")
+    assert first.client_payload == {"id": 2**64, "ok": [True, None]}
+    assert first.client_payload is first.client_payload  # parsed once, then kept
+    assert (second.event_type, second.client_payload) == ("y", {})
+
+
 @pytest.mark.parametrize(
     ("body", "complaint"),
     [
@@ -517,6 +533,7 @@ async def test_the_call_log_records_method_path_repo_status_and_body(
     assert dispatch.timestamp == clock.now
     assert "authorization" not in dispatch.headers
     assert [c.status for c in github.calls(repo="org/other")] == [401]
+    assert github.call_log.count() == len(github.calls()) == 2
 
 
 async def test_a_fault_answers_the_next_n_calls_then_normal_service_resumes(

@@ -92,6 +92,11 @@ class CallLog:
             snapshot = list(self._records)
         return [r for r in snapshot if _matches(r, method, path, repo)]
 
+    def count(self) -> int:
+        """How many calls were recorded, without copying the log (a benchmark polls it)."""
+        with self._lock:
+            return len(self._records)
+
     def clear(self) -> None:
         """Forget every recorded call."""
         with self._lock:

@@ -10,8 +10,6 @@ and a probe left unanswered or cancelled would read as the relay's fault.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from crcr.sandbox.github_model import Dispatch
 from crcr.sandbox.simulated_ci import SimulatedCI
 from crcr.sandbox.simulated_ci_model import Duration, JobSpec, OutcomeRates, WorkflowSpec
@@ -35,4 +33,5 @@ class CanaryCI(SimulatedCI):
     def _handle_dispatch(self, dispatch: Dispatch) -> None:
         # The client payload (what the jobs echo back) is unchanged; only the run's own
         # view of the event is a probe's, so a closed PR neither skips nor cancels it.
-        super()._handle_dispatch(replace(dispatch, event_type=ANSWERED_AS))
+        probe = Dispatch(dispatch.repo, ANSWERED_AS, dispatch.client_payload, dispatch.timestamp)
+        super()._handle_dispatch(probe)

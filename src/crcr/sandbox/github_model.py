@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
+
+import orjson
 
 DOCS_URL = "https://docs.github.com/rest"
 ACTIVE_RUN_STATUSES = frozenset({"queued", "in_progress", "waiting", "requested", "pending"})
@@ -66,14 +69,54 @@ class WorkflowRun:
     run_attempt: int = 1
 
 
-@dataclass(frozen=True)
 class Dispatch:
-    """A `repository_dispatch` the sandbox accepted."""
+    """A `repository_dispatch` the sandbox accepted.
 
-    repo: str
-    event_type: str
-    client_payload: dict[str, Any]
-    timestamp: float
+    One the API received keeps its request body as it came, and `client_payload` is
+    parsed from it when first read: a fan-out's 25 KB payloads kept parsed were tens of
+    container objects each, thousands per event, for every full garbage collection to
+    walk again.
+    """
+
+    __slots__ = ("_body", "_client_payload", "event_type", "repo", "timestamp")
+
+    def __init__(
+        self, repo: str, event_type: str, client_payload: dict[str, Any], timestamp: float
+    ) -> None:
+        self.repo = repo
+        self.event_type = event_type
+        self.timestamp = timestamp
+        self._client_payload: dict[str, Any] | None = client_payload
+        self._body = b""
+
+    @classmethod
+    def received(cls, repo: str, event_type: str, body: bytes, timestamp: float) -> Dispatch:
+        """A dispatch as the API received it: its (already validated) JSON request body."""
+        dispatch = cls(repo, event_type, {}, timestamp)
+        dispatch._client_payload, dispatch._body = None, body
+        return dispatch
+
+    @property
+    def client_payload(self) -> dict[str, Any]:
+        """The dispatch's `client_payload` (an object: the API refuses anything else)."""
+        if self._client_payload is None:
+            self._client_payload = json_document(self._body).get("client_payload", {})
+        return self._client_payload
+
+    def __repr__(self) -> str:
+        return f"Dispatch({self.repo!r}, {self.event_type!r}, at {self.timestamp})"
+
+
+def json_document(raw: bytes) -> Any:
+    """The JSON in `raw`; ValueError when it does not parse.
+
+    orjson parses a fan-out's 25 KB bodies ~2.5x faster; what it refuses that json
+    accepts (integers past 64 bits, NaN) is left to json.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return json.loads(raw)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def _invalid(message: str) -> ApiError:
 async def create_dispatch(request: Request) -> Response:
     """`POST /repos/{o}/{r}/dispatches`: 204, or 422 for a body GitHub would refuse."""
     repo = authorised_repo(request)
-    body = await json_body(request)
+    body = await json_body(request)  # validated here; kept as its bytes (`Dispatch`)
     event_type = body.get("event_type")
     if not isinstance(event_type, str) or not event_type:
         raise _invalid('"event_type" wasn\'t supplied.')
@@ -57,7 +57,8 @@ async def create_dispatch(request: Request) -> Response:
     if size > MAX_PAYLOAD_BYTES:
         raise _invalid(f"client_payload is too large ({size} bytes, maximum {MAX_PAYLOAD_BYTES}).")
     github = github_of(request)
-    github.record_dispatch(Dispatch(repo.full_name, event_type, payload, github.clock()))
+    raw = await request.body()
+    github.record_dispatch(Dispatch.received(repo.full_name, event_type, raw, github.clock()))
     return no_content()
 
 
