@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import json
 import statistics
 import subprocess
@@ -41,6 +40,7 @@ from bench.fanout_sandbox import bench_repos
 from bench.serving import serve_in_thread
 from crcr.app import create_app
 from crcr.config.settings import Settings, load_settings
+from crcr.ops.gc_tuning import freeze_what_exists, tune_for_serving
 from crcr.relay.levels.standing import EPISODE, LEVEL
 from crcr.relay.webhook.signature import sign_body
 from crcr.sandbox.webhooks import pull_request_event
@@ -124,9 +124,6 @@ class RelaySetup:
 
     concurrency: int
     redis_url: str | None
-    freeze_heap: bool = False
-    """`gc.freeze()` in the relay's process once it is warm: what freezing the relay's
-    start-up heap would save (crcr does not do it today), measured."""
 
 
 async def levels_followed(settings: Settings, n: int, limit: float = 600.0) -> None:
@@ -168,7 +165,10 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
                 allowlist=str(allowlist),
                 data_dir=Path(tmp) / f"data-{attempt}",
             )
-            with serve_in_thread(create_app(settings)) as relay_url:
+            # Its garbage collector as `crcr serve` sets it: start-up heap frozen, fewer runs.
+            app = create_app(settings, started=freeze_what_exists)
+            tune_for_serving()
+            with serve_in_thread(app) as relay_url:
                 cold_run, warm_run = asyncio.run(
                     measure(
                         sandbox,
@@ -176,7 +176,6 @@ def run_size(n: int, latency: float, events: int, colds: int, setup: RelaySetup)
                         events if attempt == 0 else 0,
                         settings,
                         n,
-                        freeze_heap=setup.freeze_heap,
                     )
                 )
             cold.append(cold_run)
@@ -205,8 +204,6 @@ async def measure(
     events: int,
     settings: Settings,
     n: int,
-    *,
-    freeze_heap: bool = False,
 ) -> tuple[Sample, list[Sample]]:
     calls = sandbox.calls
     async with httpx.AsyncClient(timeout=120) as client:
@@ -214,9 +211,6 @@ async def measure(
         cold = Sample(await post_event(client, url, 1), calls()[0] - before)
         if events:
             await levels_followed(settings, n)
-            if freeze_heap:
-                gc.collect()
-                gc.freeze()
         warm = []
         for number in range(events):
             before, sandbox_cpu = calls()
@@ -242,15 +236,8 @@ def main() -> None:
     )
     parser.add_argument("--state", choices=("sqlite", "redis"), default="sqlite")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/10")
-    parser.add_argument(
-        "--freeze-heap",
-        action="store_true",
-        help="gc.freeze() the relay's process once warm (an experiment: crcr does not)",
-    )
     args = parser.parse_args()
-    setup = RelaySetup(
-        args.concurrency, args.redis_url if args.state == "redis" else None, args.freeze_heap
-    )
+    setup = RelaySetup(args.concurrency, args.redis_url if args.state == "redis" else None)
     print(
         f"sandbox latency {args.latency * 1000:.0f} ms per call; {args.state} state; "
         f"dispatch concurrency {args.concurrency}"
