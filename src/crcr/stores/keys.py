@@ -41,7 +41,7 @@ def unescape_part(escaped: str) -> str:
 
 def compose(*parts: str) -> str:
     """Join escaped components into one key: `compose("a:b", "c") == "a%3Ab:c"`."""
-    return ":".join(key_part(part) for part in parts)
+    return ":".join(map(key_part, parts))  # map: no generator frame per part
 
 
 def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
@@ -52,8 +52,15 @@ def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
 
 
 def encode(value: Any) -> str:
-    """Serialise a JSON value compactly (records and payloads are stored as JSON text)."""
-    return encode_bytes(value).decode()
+    """Serialise a JSON value compactly (records and payloads are stored as JSON text).
+
+    `encode_bytes` spelled out rather than called: a job record's every field goes
+    through here on each transition.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def encode_bytes(value: Any) -> bytes:
