@@ -115,6 +115,8 @@ class RedisKeys:
         if "{" in prefix or "}" in prefix:
             raise ValueError("prefix must not contain '{' or '}' (they delimit hash tags)")
         self.prefix = prefix
+        self._buckets = [f"{prefix}{{jobs:{bucket:02d}}}" for bucket in range(JOB_BUCKETS)]
+        """Each bucket's key prefix, formatted once: every job key starts with one."""
 
     def _tagged(self, *parts: str) -> str:
         return f"{self.prefix}{{{compose(*parts)}}}"
@@ -134,7 +136,7 @@ class RedisKeys:
         return f"{self._bucket(job_bucket(deadline_key))}:{kind}:{key_part(deadline_key)}"
 
     def _bucket(self, bucket: int) -> str:
-        return f"{self.prefix}{{jobs:{bucket:02d}}}"
+        return self._buckets[bucket]
 
     def listed(self, name: str) -> str:
         """A list of job keys (`transition_job_and_deadline`'s `listed_under`)."""
