@@ -117,6 +117,7 @@ class RedisKeys:
         self.prefix = prefix
         self._buckets = [f"{prefix}{{jobs:{bucket:02d}}}" for bucket in range(JOB_BUCKETS)]
         """Each bucket's key prefix, formatted once: every job key starts with one."""
+        self._queue_sets: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
     def _tagged(self, *parts: str) -> str:
         return f"{self.prefix}{{{compose(*parts)}}}"
@@ -150,6 +151,14 @@ class RedisKeys:
 
     def queue(self, queue: str, part: str) -> str:
         return f"{self._tagged('q', queue)}:{part}"
+
+    def queue_set(self, queue: str, parts: tuple[str, ...]) -> tuple[str, ...]:
+        """`queue(queue, part)` of each part, built once per queue (a completed Actions
+        job's callback enqueues its confirmation)."""
+        keys = self._queue_sets.get((queue, parts))
+        if keys is None:
+            keys = self._queue_sets[queue, parts] = tuple(self.queue(queue, p) for p in parts)
+        return keys
 
     def deadlines(self, bucket: int) -> str:
         """The deadlines of the unfinished jobs of one bucket (`deadlines_of` a job's)."""
