@@ -35,8 +35,9 @@ def data_fields(data: Mapping[str, Any]) -> list[str]:
 def data_of(fields: Mapping[str, str]) -> dict[str, Any]:
     """The data kept in a record's hash (its other fields, such as `state`, left out).
 
-    orjson reads every field written by `encode`; what it refuses (integers past 64 bits)
-    is read again field by field by `decode`, which falls back to the standard library.
+    Each field read as `decode` reads it (orjson first) without a call per field; a record
+    with a field orjson refuses is read again through `decode`, which falls back to the
+    standard library.
     """
     try:
         return {k[_DATA_LEN:]: orjson.loads(v) for k, v in fields.items() if k.startswith(_DATA)}
