@@ -59,9 +59,6 @@ def create_results_engine(
         return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
     if parsed.database and parsed.database != ":memory:":
         private_file(Path(parsed.database).expanduser())
-    # LIFO: the connection used last is handed out again, its page cache still valid. In
-    # turns (the pool's default), each write found the pages the other connection had
-    # written stale and read them again (~9 reads per callback in bench.callback_cpu).
     engine = create_engine(
         url, connect_args={"check_same_thread": False, "timeout": 30}, pool_use_lifo=True
     )
@@ -106,20 +103,13 @@ def _configure_sqlite(engine: Engine, *, manual_checkpoints: bool) -> None:
 
 
 @contextmanager
-def write_transaction(
-    engine: Engine, *, locked: bool = False, connection: Connection | None = None
-) -> Iterator[Connection]:
+def write_transaction(engine: Engine, *, locked: bool = False) -> Iterator[Connection]:
     """A connection inside a write transaction, committed on success.
 
     SQLite admits one writer at a time and its busy handler waits by sleeping and polling,
     so writers of every process sharing the file queue on `sqlite_writer_lock` instead;
-    `locked` says the caller holds it already. `connection` is a writer's own
-    (`held_writer`), used instead of one from the pool.
+    `locked` says the caller holds it already.
     """
-    if connection is not None:
-        with connection.begin():
-            yield connection
-        return
     if engine.dialect.name != "sqlite":
         with engine.begin() as connection:
             yield connection
@@ -129,17 +119,6 @@ def write_transaction(
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection
-
-
-def held_writer(engine: Engine) -> Connection:
-    """A SQLite connection for one writer to keep across its transactions (BEGIN IMMEDIATE).
-
-    The pool's checkout and return around each transaction (its reset, its queue's lock,
-    SQLAlchemy's events) cost ~150 µs of CPU per transaction, as much as the commit;
-    the in-process HUD's writer commits one batch of callbacks after another. The holder
-    closes it (`Connection.close`) when done.
-    """
-    return engine.connect().execution_options(**{_IMMEDIATE: True})
 
 
 def sqlite_writer_lock(engine: Engine) -> SqliteWriteLock:

@@ -7,8 +7,7 @@ import dataclasses
 from datetime import UTC, date, datetime
 from typing import Any
 
-import pytest
-from sqlalchemy import Engine, event, select
+from sqlalchemy import Engine, select
 from tests.hud.hud_bodies import completed, our_body, reference_body
 
 from crcr.hud.models import DailyPr, DailyRollup, JobExecution, LatencyBucket
@@ -197,34 +196,3 @@ async def test_concurrent_ingests_of_many_jobs_are_grouped_and_all_stored(engine
     assert [o.outcome for o in outcomes] == ["created"] * 40
     assert len(jobs(engine)) == 40
     assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 40
-
-
-async def test_the_sqlite_writer_keeps_one_connection_across_batches_and_gives_it_back(
-    engine: Engine,
-) -> None:
-    if engine.dialect.name != "sqlite":
-        pytest.skip("PostgreSQL writes go through the pool, in a worker thread")
-    ingestor = HudIngestor(engine, clock=lambda: DAY1, max_batch=4)
-    used: set[int] = set()
-
-    def note(connection: Any, *_: Any) -> None:
-        used.add(id(connection.connection.dbapi_connection))
-
-    event.listen(engine, "begin", note)
-    try:
-        bodies = [our_body(delivery_id=f"delivery-{n}") for n in range(12)]
-        outcomes = await asyncio.gather(*(ingestor.ingest(body) for body in bodies))
-        broken = dataclasses.replace(parse_result_body(our_body()), started_at=object())  # type: ignore[arg-type]
-        with pytest.raises(Exception):  # noqa: B017 - whatever SQLite makes of it
-            await ingestor.ingest_report(broken)
-        after = await ingestor.ingest(our_body(delivery_id="delivery-after"))
-    finally:
-        event.remove(engine, "begin", note)
-    checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
-    await ingestor.close()
-
-    assert [o.outcome for o in outcomes] == ["created"] * 12
-    assert after.outcome == "created"
-    assert len(used) == 1  # three batches, a failed write, and the next: one connection
-    assert checked_out == 1
-    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]

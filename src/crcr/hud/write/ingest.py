@@ -16,17 +16,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from anyio import to_thread
-from sqlalchemy import Connection, Engine
+from sqlalchemy import Engine
 
 from crcr.failure_detail.visible_text import visible
-from crcr.hud.db import checkpoint_wal, held_writer, sqlite_writer_lock
+from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.write.path_skips import PathSkips, store_path_skips
@@ -311,8 +310,6 @@ class HudIngestor:
         self._writer: asyncio.Task[None] | None = None
         self._batches_since_checkpoint = 0
         self._checkpoint: asyncio.Task[None] | None = None
-        self._held: Connection | None = None
-        self._held_finalizer: weakref.finalize[Any, Any] | None = None
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `Invalid` for a body the HUD refuses."""
@@ -362,25 +359,13 @@ class HudIngestor:
         if self._engine.dialect.name != "sqlite":
             return await to_thread.run_sync(write_reports, self._engine, reports)
         async with sqlite_writer_lock(self._engine).held_async():
-            connection = self._writer_connection()
-            results = write_reports(self._engine, reports, locked=True, connection=connection)
+            results = write_reports(self._engine, reports, locked=True)
         self._batches_since_checkpoint += 1
         idle = self._checkpoint is None or self._checkpoint.done()
         if self._batches_since_checkpoint >= CHECKPOINT_EVERY and idle:
             self._batches_since_checkpoint = 0
             self._checkpoint = asyncio.create_task(self._checkpoint_wal())
         return results
-
-    def _writer_connection(self) -> Connection:
-        """The SQLite connection this writer keeps across its batches (`held_writer`).
-
-        Closed by `close`, or when the ingestor itself is collected: a pooled connection
-        left to the garbage collector is reported by SQLAlchemy as never checked in.
-        """
-        if self._held is None or self._held.closed:
-            self._held = held_writer(self._engine)
-            self._held_finalizer = weakref.finalize(self, self._held.close)
-        return self._held
 
     async def _checkpoint_wal(self) -> None:
         """A WAL checkpoint in a worker thread: its fsync stays off the event loop."""
@@ -390,12 +375,9 @@ class HudIngestor:
             log.warning("HUD WAL checkpoint failed: %s", exc)
 
     async def close(self) -> None:
-        """Let a running WAL checkpoint finish; give the writer's connection back."""
+        """Let a running WAL checkpoint finish."""
         if self._checkpoint is not None:
             await self._checkpoint
-        if self._held_finalizer is not None:
-            self._held_finalizer()  # closes the connection, once
-            self._held = self._held_finalizer = None
 
     async def _write_pending(self) -> None:
         while self._pending:
