@@ -135,6 +135,8 @@ async def test_a_transition_tracks_or_untracks_the_deadline_only_when_it_applies
     assert await store.overdue(9000.0) == []
     assert await move(started, {None}, 1000.0) is False  # a late start tracks nothing
     assert await store.overdue(9000.0) == []
+    assert await move(done, {"in_progress"}, 7000.0) is False  # nor a repeated completion
+    assert await store.overdue(9000.0) == []
 
 
 async def test_a_tracked_job_keeps_the_earlier_of_its_two_deadlines(store: TrackedJobs) -> None:

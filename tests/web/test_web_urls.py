@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from crcr.web.web_urls import github_web_url, is_run_url_of, is_web_url, web_url_problem
+from crcr.web.web_urls import (
+    checked_url_problem,
+    github_web_url,
+    is_run_url_of,
+    is_web_url,
+    web_url_problem,
+)
 
 RUN = "https://github.com/org/repo/actions/runs/42"
 
@@ -75,3 +83,26 @@ def test_the_web_address_follows_the_api_address(api: str, web: str) -> None:
 )
 def test_a_run_url_must_name_the_verified_repo_and_run(url: str, ours: bool) -> None:
     assert is_run_url_of(url, "https://github.com", "org/repo", "42") is ours
+
+
+_URL_PIECES = st.text(
+    alphabet=st.sampled_from(list("hts:/@[]%.-_~?#=&ab0129Z \t\\\"'<>`é\x00\x7f")), max_size=40
+)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.one_of(
+        _URL_PIECES,
+        st.builds("https://{}".format, _URL_PIECES),
+        st.builds("HTTPS://{}".format, _URL_PIECES),
+        st.builds("https://example.org{}".format, _URL_PIECES),
+        st.builds("http://example.org{}".format, _URL_PIECES),
+    ),
+    st.booleans(),
+)
+def test_the_plain_link_shortcut_answers_as_the_full_checks_do(url: str, allow_http: bool) -> None:
+    """`web_url_problem` passes the usual link on a pattern before splitting it; whatever
+    the link, the answer is the full checks' (their reason too)."""
+    full = checked_url_problem(url, allow_http=allow_http)
+    assert web_url_problem(url, allow_http=allow_http) == full

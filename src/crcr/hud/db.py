@@ -59,7 +59,9 @@ def create_results_engine(
         return create_engine(url, pool_pre_ping=True, pool_size=pool_size, max_overflow=pool_size)
     if parsed.database and parsed.database != ":memory:":
         private_file(Path(parsed.database).expanduser())
-    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+    engine = create_engine(
+        url, connect_args={"check_same_thread": False, "timeout": 30}, pool_use_lifo=True
+    )
     _configure_sqlite(engine, manual_checkpoints=manual_checkpoints)
     return engine
 

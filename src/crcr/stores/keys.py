@@ -41,7 +41,7 @@ def unescape_part(escaped: str) -> str:
 
 def compose(*parts: str) -> str:
     """Join escaped components into one key: `compose("a:b", "c") == "a%3Ab:c"`."""
-    return ":".join(key_part(part) for part in parts)
+    return ":".join(map(key_part, parts))  # map: no generator frame per part
 
 
 def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
@@ -52,8 +52,15 @@ def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
 
 
 def encode(value: Any) -> str:
-    """Serialise a JSON value compactly (records and payloads are stored as JSON text)."""
-    return encode_bytes(value).decode()
+    """Serialise a JSON value compactly (records and payloads are stored as JSON text).
+
+    `encode_bytes` spelled out rather than called: a job record's every field goes
+    through here on each transition.
+    """
+    try:
+        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+    except TypeError:
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def encode_bytes(value: Any) -> bytes:
@@ -108,6 +115,9 @@ class RedisKeys:
         if "{" in prefix or "}" in prefix:
             raise ValueError("prefix must not contain '{' or '}' (they delimit hash tags)")
         self.prefix = prefix
+        self._buckets = [f"{prefix}{{jobs:{bucket:02d}}}" for bucket in range(JOB_BUCKETS)]
+        """Each bucket's key prefix, formatted once: every job key starts with one."""
+        self._queue_sets: dict[tuple[str, tuple[str, ...]], tuple[str, ...]] = {}
 
     def _tagged(self, *parts: str) -> str:
         return f"{self.prefix}{{{compose(*parts)}}}"
@@ -127,7 +137,7 @@ class RedisKeys:
         return f"{self._bucket(job_bucket(deadline_key))}:{kind}:{key_part(deadline_key)}"
 
     def _bucket(self, bucket: int) -> str:
-        return f"{self.prefix}{{jobs:{bucket:02d}}}"
+        return self._buckets[bucket]
 
     def listed(self, name: str) -> str:
         """A list of job keys (`transition_job_and_deadline`'s `listed_under`)."""
@@ -141,6 +151,14 @@ class RedisKeys:
 
     def queue(self, queue: str, part: str) -> str:
         return f"{self._tagged('q', queue)}:{part}"
+
+    def queue_set(self, queue: str, parts: tuple[str, ...]) -> tuple[str, ...]:
+        """`queue(queue, part)` of each part, built once per queue (a completed Actions
+        job's callback enqueues its confirmation)."""
+        keys = self._queue_sets.get((queue, parts))
+        if keys is None:
+            keys = self._queue_sets[queue, parts] = tuple(self.queue(queue, p) for p in parts)
+        return keys
 
     def deadlines(self, bucket: int) -> str:
         """The deadlines of the unfinished jobs of one bucket (`deadlines_of` a job's)."""

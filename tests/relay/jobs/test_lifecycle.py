@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crcr.relay.jobs.lifecycle import (
     SUPERSEDE_FROM,
@@ -114,3 +118,18 @@ def test_job_keys_cannot_collide_through_separators_and_ignore_repo_case() -> No
     assert JobKey("d", "Org/Repo", "1", "1", "j").as_store_key() == (
         JobKey("d", "org/repo", "1", "1", "j").as_store_key()
     )
+
+
+@settings(max_examples=2000, deadline=None)
+@given(
+    st.lists(st.text(alphabet=st.characters(codec="utf-8"), max_size=12), min_size=5, max_size=5)
+)
+def test_a_job_key_is_every_part_percent_escaped_whatever_the_parts(parts: list[str]) -> None:
+    """Keys already stored must keep reading the same: the shortcut for parts that need no
+    escaping gives what `quote(part, safe="")` gives."""
+    delivery, repo, run_id, attempt, name = parts
+    expected = ":".join(
+        quote(part, safe="") for part in (delivery, repo.lower(), run_id, attempt, name)
+    )
+
+    assert JobKey(delivery, repo, run_id, attempt, name).as_store_key() == expected

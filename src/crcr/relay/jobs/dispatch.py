@@ -29,8 +29,16 @@ _ACCEPTING = frozenset(
 )
 
 
+_FIELD_NAMES: dict[type, tuple[str, ...]] = {}
+
+
 def _shallow_fields(instance: Any) -> dict[str, Any]:
-    return {field.name: getattr(instance, field.name) for field in fields(instance)}
+    """A dataclass's fields by name, values as they are (its field names looked up once:
+    `dataclasses.fields` builds a tuple of Field objects on every call)."""
+    names = _FIELD_NAMES.get(type(instance))
+    if names is None:
+        names = _FIELD_NAMES[type(instance)] = tuple(field.name for field in fields(instance))
+    return {name: getattr(instance, name) for name in names}
 
 
 @dataclass(frozen=True)

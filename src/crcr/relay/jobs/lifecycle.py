@@ -8,6 +8,7 @@ moves jobs on a downstream's word, the sweeper on a timeout: both ask this table
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,6 +16,10 @@ from typing import Any
 from urllib.parse import quote
 
 from crcr.stores.state import JobRecord, Transition
+
+_UNESCAPED = re.compile(r"[A-Za-z0-9_.~-]*")
+"""What `quote(part, safe="")` leaves as it is: a part of only these is its own escape,
+and the usual one (a UUID, a number, a job name) skips quote's encode and byte scan."""
 
 
 class JobState(StrEnum):
@@ -92,7 +97,9 @@ class JobKey:
     def as_store_key(self) -> str:
         """One unambiguous string (each part %-escaped, `:`-joined) for the store."""
         parts = (self.delivery_id, self.repo.lower(), self.run_id, self.run_attempt, self.job_name)
-        return ":".join(quote(part, safe="") for part in parts)
+        return ":".join(
+            [part if _UNESCAPED.fullmatch(part) else quote(part, safe="") for part in parts]
+        )
 
 
 @dataclass(frozen=True)

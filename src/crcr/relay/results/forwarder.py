@@ -23,7 +23,7 @@ import httpx
 from crcr.config.settings import Settings
 from crcr.hud.write.report import JobReport
 from crcr.relay.jobs.expectation import HudExpectation
-from crcr.relay.results.metrics import HUD_FORWARDS
+from crcr.relay.results.metrics import count_forward
 from crcr.stores.keys import encode, encode_bytes
 from crcr.stores.roles import RetryQueue
 from crcr.web.aiohttp_origin import AiohttpOrigin
@@ -282,11 +282,11 @@ class HudForwarder:
         """
         result = await self.try_send(body, within=budget, report=report)
         if result.delivery is not Delivery.FAILED:
-            HUD_FORWARDS.labels(result=str(result.delivery)).inc()
+            count_forward(str(result.delivery))
             return result
         await self.enqueue(body, expect=expect)
         log.warning("HUD write queued for retry: %s", result.message or result.status_code)
-        HUD_FORWARDS.labels(result="queued").inc()
+        count_forward("queued")
         return ForwardResult(Delivery.QUEUED, 202, result.message)
 
     async def enqueue(

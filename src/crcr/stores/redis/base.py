@@ -14,7 +14,12 @@ from redis.exceptions import NoScriptError
 
 from crcr.stores.keys import DEFAULT_PREFIX, RedisKeys
 from crcr.stores.redis.batching import Command, CommandBatcher
-from crcr.stores.redis.errors import raise_failed, unavailable_on_error
+from crcr.stores.redis.errors import (
+    is_unavailable,
+    raise_failed,
+    unavailable,
+    unavailable_on_error,
+)
 from crcr.stores.redis.packing import pack_with_hiredis
 from crcr.stores.roles.lifecycle import Lifecycle
 
@@ -126,8 +131,12 @@ class RedisStoreBase(Lifecycle):
         registered = self._script(script)
         for attempt in range(2):
             evalsha = ("EVALSHA", registered.sha, len(keys), *keys, *args)
-            with unavailable_on_error():
+            try:  # `unavailable_on_error` spelled out: no generator per call on this path
                 replies = await self._batcher.execute([evalsha, *then])
+            except Exception as exc:
+                if is_unavailable(exc):
+                    raise unavailable(exc) from exc
+                raise
             if isinstance(replies[0], NoScriptError) and attempt == 0:
                 with unavailable_on_error():
                     registered.sha = await self._client.script_load(registered.script)

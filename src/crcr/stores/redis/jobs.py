@@ -59,23 +59,27 @@ class RedisJobs(RedisDeadlines, JobStates):
         listed_under: str | None = None,
         read_claim: ClaimRef | None = None,
     ) -> Transition:
-        """The transition and the deadline change pipelined: one round trip, not two.
+        """The transition and the deadline change in one script: one round trip, one step.
 
-        The deadline change is sent whatever the outcome, in a form that is harmless when
-        the transition does not apply: a tracked job's deadline only moves earlier
-        (`ZADD LT`, so a duplicate keeps the first deadline), and an entry added for a
-        job found in another state is taken back at once. One found in the new state is
-        left tracked: an identical transition applied concurrently may have sent its
-        deadline after this one. (A repeat that comes after the job left the list
-        therefore tracks it again, and the sweeper visits it once more.)
+        The deadline changes only if the transition applies (as on SQLite): a tracked
+        job's deadline only moves earlier (`ZADD LT`, so a repeat keeps the first), and
+        `deadline=None` untracks the job. The job's record and its deadlines set share a
+        Cluster slot, so this holds there too.
 
         A `count` rides the transition's script on a single server (still one round
         trip); a Cluster keeps its key in another slot, so there it is hit first.
         `read_claim` is one more command of the pipeline (HGET, as `leased_value`); on a
         Cluster the pipeline is split by node, so any slot will do.
         """
-        script, keys = lua.TRANSITION_JOB, [self._keys.job(job_key)]
-        args = _transition_args(allowed_from, new, ttl)
+        job = self._keys.job(job_key)
+        deadlines = self._keys.deadlines_of(job_key)
+        tracking: list[str | int] = [
+            "" if deadline is None else repr(float(deadline)),
+            job_key,
+            QUEUE_TTL_MS,
+        ]
+        args = tracking + _transition_args(allowed_from, new, ttl)
+        script, keys = lua.TRANSITION_TRACKED_JOB, [job, deadlines]
         if count is not None and isinstance(self._client, RedisCluster):
             hit = await self._run(
                 lua.HIT_RATE_LIMIT,
@@ -86,35 +90,23 @@ class RedisJobs(RedisDeadlines, JobStates):
                 return Transition(applied=False, previous=None, counted=False)
         elif count is not None:
             script = lua.TRANSITION_COUNTED_JOB
-            keys.append(self._keys.rate(count.key))
+            keys = [job, self._keys.rate(count.key), deadlines]
             args = rate_args(count.limit, count.window_seconds) + args
-        deadlines = self._keys.deadlines_of(job_key)
-        track: list[Command] = (
-            [("ZREM", deadlines, job_key)]
-            if deadline is None
-            else [
-                ("ZADD", deadlines, "LT", deadline, job_key),
-                ("PEXPIRE", deadlines, QUEUE_TTL_MS),
-            ]
-        )
+        then: list[Command] = []
         if listed_under is not None:  # in another Cluster slot: the pipeline splits there
             listed = self._keys.listed(listed_under)
-            track += [("SADD", listed, job_key), ("PEXPIRE", listed, ttl_milliseconds(ttl))]
+            then += [("SADD", listed, job_key), ("PEXPIRE", listed, ttl_milliseconds(ttl))]
         if read_claim is not None:
-            track.append(("HGET", self._keys.lease_claim(read_claim.name, read_claim.key), "value"))
-        reply, tracked, *rest = await self._run_with(script, keys, args, then=track)
+            then.append(("HGET", self._keys.lease_claim(read_claim.name, read_claim.key), "value"))
+        reply, *rest = await self._run_with(script, keys, args, then=then)
         applied, previous, *counted = reply
         claim_value = rest[-1] if read_claim is not None else None
-        transition = Transition(
+        return Transition(
             applied=bool(applied),
             previous=_job_record(as_dict(previous)),
             counted=bool(counted[0]) if counted else True,
             claim_value=None if claim_value is None else str(claim_value),
         )
-        stale = deadline is not None and not transition.applied and tracked
-        if stale and (transition.previous is None or transition.previous.state != new.state):
-            await self.untrack_deadline(job_key)
-        return transition
 
     async def restore_job(
         self,

@@ -20,7 +20,7 @@ class RedisQueues(RedisStoreBase, RetryQueue):
     """Each queue in five keys of one Cluster slot, changed together by scripts."""
 
     def _queue_keys(self, queue: str) -> list[str]:
-        return [self._keys.queue(queue, part) for part in _QUEUE_PARTS]
+        return list(self._keys.queue_set(queue, _QUEUE_PARTS))
 
     async def enqueue(
         self, queue: str, item_id: str, payload: Mapping[str, Any], delay: float = 0.0

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,7 +17,9 @@ def rate_args(limit: int, window_seconds: float) -> list[str | int]:
     """HIT_RATE_LIMIT's ARGV (also the head of TRANSITION_COUNTED_JOB's)."""
     if limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
-    return [limit, max(1, microseconds(window_seconds)), uuid.uuid4().hex]
+    # A unique member per hit: 128 random bits as hex, as uuid4().hex was without the
+    # UUID object built around them (one per callback).
+    return [limit, max(1, microseconds(window_seconds)), os.urandom(16).hex()]
 
 
 def rate_decision(reply: Sequence[Any]) -> RateDecision:

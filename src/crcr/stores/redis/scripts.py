@@ -38,12 +38,64 @@ end
 return {ok and 1 or 0, current}
 """
 
-# KEYS[1] job hash, KEYS[2] a count's sorted set of hit times. ARGV: limit, window_us,
-# unique member, then TRANSITION_JOB's ARGV. The count is checked and hit first; refused,
-# nothing is written and {0, {}, 0} comes back, else {applied, previous HGETALL, 1}.
-# The two keys lie in different Cluster slots (a job's bucket, a dispatch's count): a
-# single server only. On a Cluster the store hits the count by HIT_RATE_LIMIT first,
-# a round trip of its own (tests/stores/redis/test_slots.py names this exception).
+
+def _transition(offset: int) -> str:
+    """TRANSITION_JOB's compare-and-set on KEYS[1], its ARGV starting after `offset`
+    others; leaves `ok` (applied) and `current` (the previous HGETALL) set."""
+    return f"""
+local o = {offset}
+local current = redis.call('HGETALL', KEYS[1])
+local state = nil
+for i = 1, #current, 2 do
+  if current[i] == 'state' then state = current[i + 1] end
+end
+local n = tonumber(ARGV[o + 3])
+local ok = false
+if state == nil then
+  ok = ARGV[o + 2] == '1'
+else
+  for i = o + 4, o + 3 + n do
+    if ARGV[i] == state then ok = true break end
+  end
+end
+if ok then
+  redis.call('HSET', KEYS[1], 'state', ARGV[o + 4 + n], unpack(ARGV, o + 5 + n))
+  redis.call('PEXPIRE', KEYS[1], ARGV[o + 1])
+end
+"""
+
+
+def _track(key: int, offset: int) -> str:
+    """An applied transition's deadline change on KEYS[key], the job's bucket's deadlines
+    zset (its slot): ARGV[offset + 1] the deadline ('' to untrack), then the member (the
+    job key) and the zset's ttl_ms. A tracked deadline only moves earlier (LT), as the
+    SQLite store's MIN: a repeat of the transition keeps the first deadline."""
+    return f"""
+if ok then
+  local d = {offset}
+  if ARGV[d + 1] == '' then
+    redis.call('ZREM', KEYS[{key}], ARGV[d + 2])
+  else
+    redis.call('ZADD', KEYS[{key}], 'LT', ARGV[d + 1], ARGV[d + 2])
+    redis.call('PEXPIRE', KEYS[{key}], ARGV[d + 3])
+  end
+end
+"""
+
+
+# KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: deadline
+# ('' to untrack), job key, deadlines ttl_ms, then TRANSITION_JOB's ARGV. The deadline
+# changes only if the transition applies, in the same step. Returns {applied, previous}.
+TRANSITION_TRACKED_JOB = _transition(3) + _track(2, 0) + "return {ok and 1 or 0, current}"
+
+# KEYS[1] job hash, KEYS[2] a count's sorted set of hit times, KEYS[3] the job's deadlines
+# zset. ARGV: limit, window_us, unique member, then TRANSITION_TRACKED_JOB's ARGV. The
+# count is checked and hit first; refused, nothing is written and {0, {}, 0} comes back,
+# else {applied, previous HGETALL, 1}.
+# The count's key lies in another Cluster slot than the job's (a dispatch's count, a
+# job's bucket): a single server only. On a Cluster the store hits the count by
+# HIT_RATE_LIMIT first, a round trip of its own (tests/stores/redis/test_slots.py names
+# this exception), then runs TRANSITION_TRACKED_JOB.
 TRANSITION_COUNTED_JOB = (
     _NOW
     + """
@@ -53,26 +105,10 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - window)
 if redis.call('ZCARD', KEYS[2]) >= limit then return {0, {}, 0} end
 redis.call('ZADD', KEYS[2], now, ARGV[3])
 redis.call('PEXPIRE', KEYS[2], math.ceil(window / 1000))
-local current = redis.call('HGETALL', KEYS[1])
-local state = nil
-for i = 1, #current, 2 do
-  if current[i] == 'state' then state = current[i + 1] end
-end
-local n = tonumber(ARGV[6])
-local ok = false
-if state == nil then
-  ok = ARGV[5] == '1'
-else
-  for i = 7, 6 + n do
-    if ARGV[i] == state then ok = true break end
-  end
-end
-if ok then
-  redis.call('HSET', KEYS[1], 'state', ARGV[7 + n], unpack(ARGV, 8 + n))
-  redis.call('PEXPIRE', KEYS[1], ARGV[4])
-end
-return {ok and 1 or 0, current, 1}
 """
+    + _transition(6)
+    + _track(3, 3)
+    + "return {ok and 1 or 0, current, 1}"
 )
 
 # KEYS[1] job hash, KEYS[2] the deadlines zset of its bucket (same slot). ARGV: expected

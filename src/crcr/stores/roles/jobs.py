@@ -40,10 +40,9 @@ class JobStates(Protocol):
     ) -> Transition:
         """`transition_job`, then, if it applied, track `deadline` (None: untrack).
 
-        A job tracked already keeps the earlier of its two deadlines. One round trip
-        where the store allows it (a callback needs both). A transition that does not
-        apply changes no deadline, except that a store may track a job found in the new
-        state (an identical transition applied concurrently).
+        A job tracked already keeps the earlier of its two deadlines. One step (one
+        round trip on Redis, one transaction on SQLite): a transition that does not
+        apply changes no deadline.
 
         `count`, if given, is checked and hit first, in the same step: refused, nothing
         is written and the result says `counted=False` (the per-dispatch job bound of
