@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from tests.relay import callback_harness, checks_harness
-from tests.relay.checks_harness import ALLOWLIST, L4_REPO, RUN_ID, World
+from tests.relay.checks_harness import ALLOWLIST, L3_REPO, L4_REPO, RUN_ID, World
 from tests.relay.governance.steps import run_job
 
 from crcr.relay.allowlist.model import Level, parse_allowlist
@@ -54,3 +54,20 @@ async def test_a_new_run_after_an_override_still_gets_no_check_run(world: World)
     await run_job(world, L4_REPO, delivery, "failure", run_id=RUN_ID + 1)
 
     assert [run["conclusion"] for run in world.check_runs(CHECK)] == [None, "success"]
+
+
+async def test_a_label_backfills_each_jobs_latest_run_alone(world: World) -> None:
+    """Found by the governance model: a job passed, its re-run timed out, then the PR was
+    labelled, and the backfill created a check run per run in the store's order, so the
+    first attempt's green one came last and stood as the check. Attempts 9 and 10: the
+    key order puts 10 first."""
+    check = f"crcr/{L3_REPO}/ci/test"
+    delivery = await world.pull_request()  # unlabelled: the L3 jobs get no check run yet
+    await run_job(world, L3_REPO, delivery, "success", run_attempt=9)
+    await run_job(world, L3_REPO, delivery, "timed_out", run_attempt=10)
+    assert world.check_runs(check) == []
+
+    await world.label()
+
+    runs = world.check_runs(check)
+    assert [(run["status"], run["conclusion"]) for run in runs] == [("completed", "timed_out")]

@@ -118,6 +118,38 @@ class CheckReport:
         }
 
 
+def latest_per_check(summaries: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    """Check name → the job key of its latest run, among job summaries (`to_summary`).
+
+    GitHub shows the newest check run of a name, so a re-run (a new `run_attempt`, so a
+    new job key) or a new run of the same job on the same commit (a label or a re-push
+    dispatches again) replaces the older ones: what is built from the summaries (a
+    label's backfill, the oncall comment) follows the latest alone.
+    """
+    latest: dict[str, tuple[str, Mapping[str, Any]]] = {}
+    for key, summary in summaries.items():
+        name = str(summary.get("name"))
+        if name not in latest or _recency(summary) >= _recency(latest[name][1]):
+            latest[name] = (key, summary)
+    return {name: key for name, (key, _) in latest.items()}
+
+
+def _recency(summary: Mapping[str, Any]) -> tuple[float, int, int]:
+    """Which of two runs of a job is the later: started later, then attempt, then run id.
+
+    Summaries written before `started_at` was kept compare by attempt and run id
+    (GitHub's run ids grow with time).
+    """
+    started = summary.get("started_at")
+    started_at = float(started) if isinstance(started, int | float) else 0.0
+    return started_at, _number(summary.get("run_attempt"), 1), _number(summary.get("run_id"), 0)
+
+
+def _number(value: object, default: int) -> int:
+    text = str(value or "")
+    return int(text) if text.isdigit() else default
+
+
 def report_from_job(job: Job) -> CheckReport:
     """The check report of a job as it stands: its run, and its dispatch's upstream facts."""
     run, context = job.run, job.dispatch.context

@@ -29,7 +29,12 @@ from typing import Any, Protocol
 from crcr.github.client import GitHubClient
 from crcr.github.errors import GitHubNotFound, GitHubUnprocessable
 from crcr.relay.allowlist.model import Allowlist
-from crcr.relay.checks.check_runs import FAILING_CONCLUSIONS, TERMINAL_STATES, CheckReport
+from crcr.relay.checks.check_runs import (
+    FAILING_CONCLUSIONS,
+    TERMINAL_STATES,
+    CheckReport,
+    latest_per_check,
+)
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
 from crcr.relay.jobs.events import ClaimRead
 from crcr.relay.jobs.queue_handler import HandlerResult
@@ -68,42 +73,21 @@ class FailingJob:
 
 
 def failing_jobs(summaries: Mapping[str, Mapping[str, Any]]) -> list[FailingJob]:
-    """The failing jobs among job summaries: one row per job, as its latest run left it.
-
-    A job is its check name: GitHub shows the newest check run of a name, so a re-run
-    (a new `run_attempt`, so a new job key) or a new run of the same job on the same
-    commit (a label or a re-push dispatches again) replaces the row, and a job that
-    failed and then passed is no longer failing (SPEC §10.2, invariant 2).
-    """
-    latest: dict[str, Mapping[str, Any]] = {}
-    for summary in summaries.values():
-        name = str(summary.get("name"))
-        if name not in latest or _recency(summary) >= _recency(latest[name]):
-            latest[name] = summary
+    """The failing jobs among job summaries: one row per job (check name), as its latest
+    run left it, so a job that failed and then passed is no longer failing (SPEC §10.2,
+    invariant 2)."""
+    latest = (summaries[key] for key in latest_per_check(summaries).values())
     rows = [
         FailingJob(
-            name, str(summary["conclusion"]), str(summary.get("run_id")), summary.get("run_url")
+            str(summary["name"]),
+            str(summary["conclusion"]),
+            str(summary.get("run_id")),
+            summary.get("run_url"),
         )
-        for name, summary in latest.items()
+        for summary in latest
         if summary.get("conclusion") in FAILING_CONCLUSIONS
     ]
     return sorted(rows, key=lambda row: row.check_name)
-
-
-def _recency(summary: Mapping[str, Any]) -> tuple[float, int, int]:
-    """Which of two runs of a job is the later: started later, then attempt, then run id.
-
-    Summaries written before `started_at` was kept compare by attempt and run id
-    (GitHub's run ids grow with time).
-    """
-    started = summary.get("started_at")
-    started_at = float(started) if isinstance(started, int | float) else 0.0
-    return started_at, _number(summary.get("run_attempt"), 1), _number(summary.get("run_id"), 0)
-
-
-def _number(value: object, default: int) -> int:
-    text = str(value or "")
-    return int(text) if text.isdigit() else default
 
 
 def render_comment(

@@ -45,6 +45,7 @@ from crcr.relay.checks.check_runs import (
     TERMINAL_STATES,
     CheckReport,
     check_run_fields,
+    latest_per_check,
     report_from_job,
     shows_nothing_upstream,
 )
@@ -225,7 +226,11 @@ class CheckPublisher:
         """
         queued: list[tuple[str, str, JobState]] = []
         for repo in repos:
-            for key in await self._store.job_summaries(head_sha, repo):
+            # A check run for each job's latest run alone: one created for an older run
+            # after it would stand as the check (the governance model found a re-run's
+            # timeout shown as its first attempt's success).
+            latest = latest_per_check(await self._store.job_summaries(head_sha, repo))
+            for key in latest.values():
                 job = await self._store.get_job(key)
                 if job is None:
                     continue
