@@ -185,3 +185,23 @@ async def test_a_connection_the_server_closed_is_reopened_within_the_retries(
         assert again != first_id
         await batcher.close()
         await client.aclose()
+
+
+async def test_a_closed_batcher_sends_what_was_queued_and_opens_no_connection_again(
+    client: CountingClient, redis_namespace: str
+) -> None:
+    """Whatever still calls after the store closed (a hook, the audit trail's drain) must
+    not open a connection that nobody is left to close."""
+    batcher = CommandBatcher(client, timeout=5)
+    batcher.send([("SET", f"{redis_namespace}queued", "yes")])
+
+    await batcher.close()
+
+    assert await client.get(f"{redis_namespace}queued") == "yes"
+    trips = client.round_trips
+    with pytest.raises(RedisConnectionError, match="closed"):
+        await batcher.execute([("PING",)])
+    batcher.send([("SET", f"{redis_namespace}late", "yes")])
+    await batcher.flush()
+    assert client.round_trips == trips
+    assert await client.get(f"{redis_namespace}late") is None

@@ -30,6 +30,7 @@ from typing import Any
 import redis.asyncio as redis
 from redis.asyncio.cluster import RedisCluster
 from redis.asyncio.connection import AbstractConnection
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 
 Command = Sequence[Any]
@@ -46,6 +47,7 @@ class CommandBatcher:
         self._waiting: list[Waiting] = []
         self._sender: asyncio.Task[None] | None = None
         self._connection: AbstractConnection | None = None
+        self._closed = False
         self._parsers: dict[str, Callable[..., Any] | None] = {}
         """redis-py's reply callback of each command name, looked up once (its own table
         upper-cases the name on every lookup)."""
@@ -69,6 +71,11 @@ class CommandBatcher:
         self._queue(commands, None)
 
     def _queue(self, commands: Sequence[Command], future: asyncio.Future[list[Any]] | None) -> None:
+        if self._closed:
+            # Sending would open a connection again that nobody is left to close.
+            if future is not None:
+                future.set_exception(RedisConnectionError("the state store is closed"))
+            return
         self._waiting.append((commands, future))
         if self._sender is None:
             self._sender = asyncio.create_task(self._send_while_waiting())
@@ -79,7 +86,8 @@ class CommandBatcher:
             await asyncio.wait([self._sender])
 
     async def close(self) -> None:
-        """Flush, then give the batcher's connection back to its pool."""
+        """Send what is queued, refuse what comes later, give the connection back."""
+        self._closed = True
         await self.flush()
         if self._connection is not None and isinstance(self._client, redis.Redis):
             connection, self._connection = self._connection, None
