@@ -218,7 +218,8 @@ class CheckPublisher:
         return await self.open_checks.shown_level(report_from_job(job)) is not None
 
     async def backfill(self, head_sha: str, repos: Sequence[str]) -> int:
-        """Create check runs for jobs of `repos` that reported before a label opted them in.
+        """Create check runs for jobs of `repos` that reported before a label opted them in:
+        each job's latest run alone, as one made for an older run after it would stand.
 
         Called by the webhook after it raised the `checks-wanted` flags. Every job is
         queued before any GitHub call, so running out of time loses nothing.
@@ -226,17 +227,11 @@ class CheckPublisher:
         """
         queued: list[tuple[str, str, JobState]] = []
         for repo in repos:
-            # A check run for each job's latest run alone: one created for an older run
-            # after it would stand as the check (the governance model found a re-run's
-            # timeout shown as its first attempt's success).
-            latest = latest_per_check(await self._store.job_summaries(head_sha, repo))
-            for key in latest.values():
-                job = await self._store.get_job(key)
-                if job is None:
+            for key in latest_per_check(await self._store.job_summaries(head_sha, repo)).values():
+                if (job := await self._store.get_job(key)) is None:
                     continue
                 state = JobState(job.state)
-                item_id = await self._queue(key, state)
-                if item_id is not None:
+                if (item_id := await self._queue(key, state)) is not None:
                     queued.append((item_id, key, state))
         try:
             async with asyncio.timeout(self.backfill_budget):
