@@ -172,3 +172,24 @@ async def test_a_queued_re_run_github_refuses_fails_the_check(world: World) -> N
     assert (check["status"], check["conclusion"]) == ("completed", "failure")
     assert "re-running" not in check["output"]["summary"]
     assert world.sandbox.reruns(L4_REPO) == []
+
+
+async def test_a_confirming_re_run_reporting_after_a_new_push_still_ends_the_check(
+    world: World,
+) -> None:
+    """Found by the governance model: a push superseded the commit while its L4 check
+    waited for the confirming re-run. Supersession cancels what still runs, not that
+    check; the re-run's report, a superseded job's, then showed nothing upstream, and
+    the blocking check stayed "Re-running to confirm" for good."""
+    delivery = await first_attempt_fails(world)
+    building = await world.report(L4_REPO, delivery, "in_progress", job="build", run_id=RUN_ID + 1)
+    assert building.status_code == 200
+    await world.pull_request("synchronize", sha="c" * 40)
+    await world.settle()
+    assert world.latest(CHECK)["output"]["title"] == "Re-running to confirm"
+
+    await second_attempt(world, delivery, "success")
+
+    check = world.latest(CHECK)
+    assert (check["status"], check["conclusion"]) == ("completed", "success")
+    assert check["output"]["title"] == "Success (flaky)"

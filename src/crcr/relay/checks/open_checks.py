@@ -198,6 +198,13 @@ class OpenChecks:
             return None
         return open_check.level
 
+    async def ends_one_left_open(self, report: CheckReport) -> bool:
+        """Whether `report` ends a check run still open for its job although the job shows
+        nothing upstream: a superseded job's late report leaves the `cancelled` check run
+        of its supersession alone, but one the supersession found waiting for the
+        confirming re-run the relay asked for stayed open, and must end (SPEC §10.2)."""
+        return report.state in TERMINAL_STATES and await self.level_for(report) is not None
+
     async def shown(self, report: CheckReport, level: Level) -> None:
         """Remember that the commit shows a check run of `report`'s run, created at `level`."""
         key = open_check_key(report.head_sha, report.check_name)

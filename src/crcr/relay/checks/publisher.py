@@ -183,8 +183,8 @@ class CheckPublisher:
     async def on_accepted(self, event: JobTransitioned) -> None:
         """Hook for accepted callbacks and timed-out zombies (`JobHook`): the event's job
         is the job as it now stands, so its check run is built without a store read."""
-        job = event.job
-        if shows_nothing_upstream(job):
+        job, ends_open = event.job, self.open_checks.ends_one_left_open
+        if shows_nothing_upstream(job) and not await ends_open(report_from_job(job)):
             return
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
