@@ -174,6 +174,17 @@ async def test_a_queued_re_run_github_refuses_fails_the_check(world: World) -> N
     assert world.sandbox.reruns(L4_REPO) == []
 
 
+async def superseded_while_confirming(world: World) -> str:
+    """The L4 test fails (its check waits for the confirming re-run), then a push
+    supersedes the commit while another job of its dispatch runs."""
+    delivery = await first_attempt_fails(world)
+    building = await world.report(L4_REPO, delivery, "in_progress", job="build", run_id=RUN_ID + 1)
+    assert building.status_code == 200
+    await world.pull_request("synchronize", sha="c" * 40)
+    await world.settle()
+    return delivery
+
+
 async def test_a_confirming_re_run_reporting_after_a_new_push_still_ends_the_check(
     world: World,
 ) -> None:
@@ -181,11 +192,7 @@ async def test_a_confirming_re_run_reporting_after_a_new_push_still_ends_the_che
     waited for the confirming re-run. Supersession cancels what still runs, not that
     check; the re-run's report, a superseded job's, then showed nothing upstream, and
     the blocking check stayed "Re-running to confirm" for good."""
-    delivery = await first_attempt_fails(world)
-    building = await world.report(L4_REPO, delivery, "in_progress", job="build", run_id=RUN_ID + 1)
-    assert building.status_code == 200
-    await world.pull_request("synchronize", sha="c" * 40)
-    await world.settle()
+    delivery = await superseded_while_confirming(world)
     assert world.latest(CHECK)["output"]["title"] == "Re-running to confirm"
 
     await second_attempt(world, delivery, "success")
@@ -193,3 +200,18 @@ async def test_a_confirming_re_run_reporting_after_a_new_push_still_ends_the_che
     check = world.latest(CHECK)
     assert (check["status"], check["conclusion"]) == ("completed", "success")
     assert check["output"]["title"] == "Success (flaky)"
+
+
+async def test_a_late_confirmed_failure_of_a_superseded_commit_tells_no_oncall(
+    world: World,
+) -> None:
+    """Its check run ends red on the old commit, but the oncalls are not called to a
+    commit the pull request has left (SPEC §15: a superseded job gets no comment)."""
+    delivery = await superseded_while_confirming(world)
+
+    await second_attempt(world, delivery, "failure")
+    await world.settle()
+
+    check = world.latest(CHECK)
+    assert (check["status"], check["conclusion"]) == ("completed", "failure")
+    assert world.comments() == []

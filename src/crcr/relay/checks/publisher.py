@@ -258,9 +258,8 @@ class CheckPublisher:
     ) -> HandlerResult:
         """Create the check run of one job transition unless it is settled or stale.
 
-        `job` is the job as its transition left it, when the caller holds it (the hook's
-        inline attempt); a queued item reads it, as the job may have moved on since.
-        """
+        `job`: as its transition left it, when the caller holds it (the hook's inline
+        attempt); a queued item reads it, as the job may have moved on since."""
         if await self._store.cache_get(CREATED_MARKS, item_id) is not None:
             return HandlerResult.DONE
         if job is None:
@@ -301,7 +300,8 @@ class CheckPublisher:
             entry = check_run_entry(report.repo, job_key, report.check_name, created.get("id"))
             self._audit.record(entry)
         repo = _spelling(allowlist, report.repo)
-        conclusion = noted_conclusion(report.check_conclusion, notes)  # `cancelled`: no comment
+        superseded = job.dispatch.superseded_by is not None  # a late check: no comment (§15)
+        conclusion = None if superseded else noted_conclusion(report.check_conclusion, notes)
         if conclusion in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, repo, cause=item_id)
         elif conclusion is not None:
