@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from typing import Protocol
 
 from crcr.github.client import GitHubClient
@@ -73,7 +74,9 @@ class CheckWatch:
         job = Job.readable(open_check.job_key, await self._store.get_job(open_check.job_key))
         if job is None:
             return await self._time_out_lost(open_check)
-        report = report_from_job(job)
+        # At the level the check run was opened at, as its publisher treats it: a job
+        # recorded lower (a demotion merged since) still awaits the L4 re-run it asked for.
+        report = replace(report_from_job(job), level=open_check.level)
         confirming = await self._flake.awaits_rerun(report)
         step, at = watch_step(
             job,
