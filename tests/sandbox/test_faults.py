@@ -17,6 +17,16 @@ def test_latencies_add_up_and_the_first_rule_with_a_status_answers() -> None:
     assert decision.answer is first
 
 
+def test_a_hang_is_kept_apart_from_the_latency_it_adds_to() -> None:
+    plan = FaultPlan()
+    plan.add(FaultRule(latency=0.1, hang=30))
+
+    decision = plan.decide("GET", "/repos/o/r", "o/r")
+
+    assert (decision.latency, decision.hang) == (0.1, 30)
+    assert decision.delay == 30.1
+
+
 def test_a_rule_retires_after_its_times_and_later_calls_pass() -> None:
     plan = FaultPlan()
     plan.add(FaultRule(status=502, times=2))

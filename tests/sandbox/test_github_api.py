@@ -583,6 +583,24 @@ async def test_latency_delays_the_answer(http: httpx.AsyncClient, github: Sandbo
     assert time.monotonic() - started >= 0.2
 
 
+async def test_a_slow_call_is_handled_at_once_and_answered_after_its_latency(
+    http: httpx.AsyncClient, github: SandboxGitHub
+) -> None:
+    # GitHub works on a call within its latency, serving calls in parallel; the sandbox,
+    # one event loop, would queue each call's work behind the others' waits otherwise.
+    headers = await token_for(http, github, "org/backend")
+    github.inject_fault("/repos/*/dispatches", latency=30)
+
+    sending = asyncio.create_task(
+        http.post("/repos/org/backend/dispatches", headers=headers, json={"event_type": "x"})
+    )
+    await github.wait_for(lambda: len(github.dispatches("org/backend")) == 1)
+
+    assert not sending.done()
+    assert github.calls(path="/repos/org/backend/dispatches") == []  # logged once answered
+    sending.cancel()
+
+
 async def test_a_hang_outlasts_the_client_and_is_logged_without_a_status(
     http: httpx.AsyncClient, github: SandboxGitHub
 ) -> None:

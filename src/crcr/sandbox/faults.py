@@ -14,9 +14,10 @@ class FaultRule:
     """What to do to calls matching `method`, `path` (a glob) and `repo`.
 
     `times` is how many matching calls the rule shapes before it retires (None = all).
-    A call first waits `latency` seconds (plus `hang`, meant to exceed a client's timeout),
-    then, when `status` is set, gets that status with `body`, `headers` and `Retry-After`
-    instead of GitHub's normal answer.
+    A call is handled `hang` seconds after it arrived (a call held on its way in, or one
+    meant to outlast a client's timeout) and answered `latency` seconds after that, its
+    work done in the meantime; when `status` is set, with that status, `body`,
+    `headers` and `Retry-After` instead of GitHub's normal answer.
     """
 
     path: str = "*"
@@ -60,10 +61,17 @@ class FaultRule:
 
 @dataclass(frozen=True)
 class FaultDecision:
-    """What the sandbox does to one call: wait this long, then maybe answer this rule."""
+    """What the sandbox does to one call: hang this long before handling it, answer it
+    `latency` seconds after that, maybe with this rule's status instead of GitHub's."""
 
-    delay: float
+    latency: float
+    hang: float
     answer: FaultRule | None
+
+    @property
+    def delay(self) -> float:
+        """How long after its arrival the call is answered."""
+        return self.latency + self.hang
 
 
 class FaultPlan:
@@ -90,7 +98,7 @@ class FaultPlan:
         Latencies add up across matching rules; the first matching rule with a status
         answers the call. Exhausted rules retire, so "502 three times, then normal" works.
         """
-        delay = 0.0
+        latency = hang = 0.0
         answer: FaultRule | None = None
         with self._lock:
             for rule in self._rules:
@@ -99,8 +107,9 @@ class FaultPlan:
                 if rule.status is not None and answer is not None:
                     continue
                 rule.applied += 1
-                delay += rule.latency + rule.hang
+                latency += rule.latency
+                hang += rule.hang
                 if rule.status is not None:
                     answer = rule
             self._rules = [rule for rule in self._rules if not rule.exhausted]
-        return FaultDecision(delay=delay, answer=answer)
+        return FaultDecision(latency=latency, hang=hang, answer=answer)

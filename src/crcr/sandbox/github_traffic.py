@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Awaitable, Callable
 
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -66,14 +67,19 @@ class TrafficMiddleware:
             await send(message)
 
         try:
-            if decision.delay > 0:
-                await asyncio.sleep(decision.delay)
+            if decision.hang > 0:
+                await asyncio.sleep(decision.hang)
             rule = decision.answer
             if rule is not None and rule.status is not None:
+                await asyncio.sleep(decision.latency)
                 response = JSONResponse(
                     rule.response_body(), status_code=rule.status, headers=rule.response_headers()
                 )
                 await response(scope, replay, watch)
+            elif decision.latency > 0:
+                await _answer_after(
+                    decision.latency, lambda hold: self.app(scope, replay, hold), watch
+                )
             else:
                 await self.app(scope, replay, watch)
         finally:
@@ -91,6 +97,29 @@ class TrafficMiddleware:
                     answer_body=b"".join(answer),
                 )
             )
+
+
+async def _answer_after(
+    latency: float, handle: Callable[[Send], Awaitable[None]], send: Send
+) -> None:
+    """Handle the call at once and hold its answer until `latency` has passed.
+
+    GitHub does a call's work within the time it takes to answer, and serves calls in
+    parallel; the sandbox has one event loop. Doing the work after the wait would queue
+    every call's work behind the others' waits: 100 dispatches arriving together would
+    be answered over the sandbox's whole CPU time for them, not at `latency`.
+    """
+    loop = asyncio.get_running_loop()
+    due = loop.time() + latency
+    held: list[Message] = []
+
+    async def hold(message: Message) -> None:
+        held.append(message)
+
+    await handle(hold)
+    await asyncio.sleep(max(0.0, due - loop.time()))
+    for message in held:
+        await send(message)
 
 
 def _loggable_headers(scope: Scope) -> dict[str, str]:

@@ -348,8 +348,8 @@ async def test_an_in_progress_item_retried_after_completion_is_skipped(world: Wo
 async def test_an_in_progress_check_run_landing_after_completion_is_superseded_again(
     world: World,
 ) -> None:
-    slow = world.sandbox.inject_fault(
-        f"/repos/{UPSTREAM}/check-runs", method="POST", latency=0.3, times=1
+    slow = world.sandbox.inject_fault(  # the create reaches GitHub late, so lands late
+        f"/repos/{UPSTREAM}/check-runs", method="POST", hang=0.3, times=1
     )
     delivery = await world.pull_request("opened")
     starting = asyncio.create_task(world.report(L4_REPO, delivery, "in_progress"))
