@@ -64,3 +64,20 @@ async def test_dispatch_records_are_read_in_batches_leaving_out_missing_ones(
 
     assert found == {"org/a": {"n": 1}, "org/b": {"n": 2}}
     assert await store.get_dispatches("d-9", []) == {}
+
+
+async def test_a_thousand_backends_records_are_written_merged_and_read_in_batches(
+    store: Dispatches,
+) -> None:
+    repos = [f"org{n % 7}/backend{n}" for n in range(1_200)]  # a thousand-backend fan-out
+    await store.put_dispatch("d-1k", repos[600], {"n": -1}, TTL)
+
+    created = await store.put_dispatches("d-1k", {repo: {"n": 0} for repo in repos}, TTL)
+    await store.update_dispatches("d-1k", {repo: {"sent": True} for repo in repos[::2]}, TTL)
+    found = await store.get_dispatches("d-1k", repos)
+
+    assert created == set(repos) - {repos[600]}
+    assert found[repos[600]] == {"n": -1, "sent": True}
+    assert found[repos[1]] == {"n": 0} and found[repos[1_199]] == {"n": 0}
+    assert found[repos[1_198]] == {"n": 0, "sent": True}
+    assert len(found) == 1_200

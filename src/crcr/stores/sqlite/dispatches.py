@@ -8,7 +8,14 @@ from typing import Any
 
 from crcr.stores.keys import compose, decode_mapping, encode, merged
 from crcr.stores.roles.dispatches import Dispatches, Idempotency
-from crcr.stores.sqlite.base import SqliteStoreBase, live_value, put_value, ttl_seconds
+from crcr.stores.sqlite.base import (
+    SqliteStoreBase,
+    live_value,
+    live_values,
+    put_value,
+    put_values,
+    ttl_seconds,
+)
 
 
 def _merge_dispatch(
@@ -51,13 +58,13 @@ class SqliteDispatches(SqliteStoreBase, Dispatches, Idempotency):
     async def put_dispatches(
         self, delivery_id: str, records: Mapping[str, Mapping[str, Any]], ttl: int
     ) -> set[str]:
+        keys = {repo: compose(delivery_id, repo) for repo in records}
+
         def create(conn: sqlite3.Connection, now: float) -> set[str]:
-            created = set()
-            for repo, record in records.items():
-                key = compose(delivery_id, repo)
-                if live_value(conn, "dispatch", key, now) is None:
-                    put_value(conn, "dispatch", key, encode(dict(record)), now + ttl_seconds(ttl))
-                    created.add(repo)
+            existing = live_values(conn, "dispatch", list(keys.values()), now)
+            created = {repo for repo, key in keys.items() if key not in existing}
+            fresh = {keys[repo]: encode(dict(records[repo])) for repo in created}
+            put_values(conn, "dispatch", fresh, now + ttl_seconds(ttl))
             return created
 
         return await self._db.write(create)
@@ -65,10 +72,16 @@ class SqliteDispatches(SqliteStoreBase, Dispatches, Idempotency):
     async def update_dispatches(
         self, delivery_id: str, changes: Mapping[str, Mapping[str, Any]], ttl: int
     ) -> None:
+        keys = {repo: compose(delivery_id, repo) for repo in changes}
+
         def update(conn: sqlite3.Connection, now: float) -> None:
-            for repo, change in changes.items():
-                key = compose(delivery_id, repo)
-                _merge_dispatch(conn, key, change, now + ttl_seconds(ttl), now)
+            current = live_values(conn, "dispatch", list(keys.values()), now)
+            updated = {
+                key: encode(merged(decode_mapping(current[key]), changes[repo]))
+                for repo, key in keys.items()
+                if key in current
+            }
+            put_values(conn, "dispatch", updated, now + ttl_seconds(ttl))
 
         await self._db.write(update)
 
@@ -83,11 +96,7 @@ class SqliteDispatches(SqliteStoreBase, Dispatches, Idempotency):
         keys = {repo: compose(delivery_id, repo) for repo in repos}
 
         def read(conn: sqlite3.Connection, now: float) -> dict[str, dict[str, Any]]:
-            found = {}
-            for repo, key in keys.items():
-                value = live_value(conn, "dispatch", key, now)
-                if value is not None:
-                    found[repo] = decode_mapping(value)
-            return found
+            found = live_values(conn, "dispatch", list(keys.values()), now)
+            return {repo: decode_mapping(found[key]) for repo, key in keys.items() if key in found}
 
         return await self._db.read(read) if keys else {}
