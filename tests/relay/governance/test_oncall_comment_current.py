@@ -195,3 +195,24 @@ async def test_a_recovery_the_backend_left_the_allowlist_before_is_still_shown(
 
     await run_job(world, L3_REPO, delivery, "success", job="lint", run_attempt=2)
     assert "checks pass again" not in only_comment(world)  # ignored: off the allowlist
+
+
+async def test_a_re_run_a_new_push_superseded_no_longer_shows_as_failing(world: World) -> None:
+    """Found by the governance model: a job failed (the comment listed it), its re-run
+    started, and a push superseded it. A superseded job tells no oncall (SPEC §15), so
+    nothing edited the comment, which went on listing the job as failing although its
+    latest run was cancelled."""
+    delivery = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, delivery, "failure")
+    await world.settle()
+    assert check_name(L3_REPO, "test") in only_comment(world)
+
+    re_run = await world.report(L3_REPO, delivery, "in_progress", run_attempt=2)
+    assert re_run.status_code == 200
+    await world.pull_request("synchronize", sha="c" * 40, labels=(DEVICE_LABEL,))
+    await world.settle()
+
+    assert world.latest(check_name(L3_REPO, "test"))["conclusion"] == "cancelled"
+    body = only_comment(world)
+    assert check_name(L3_REPO, "test") not in body
+    assert "checks pass again" in body

@@ -17,9 +17,8 @@ yield an identical second one; GitHub takes no idempotency key.)
 
 Order: the inline attempt builds the check run from the job its transition left; a
 queued item rebuilds it from the job record when it is handled and is skipped if the
-job has moved on since. An in_progress check run that lands after the
-job finished queues the finished one again, so the newest run of a name is always the
-job's latest state.
+job has moved on since. An in_progress check run that lands after the job finished
+queues the finished one again, so the newest run of a name is always the job's latest.
 """
 
 from __future__ import annotations
@@ -300,8 +299,9 @@ class CheckPublisher:
             entry = check_run_entry(report.repo, job_key, report.check_name, created.get("id"))
             self._audit.record(entry)
         repo = _spelling(allowlist, report.repo)
-        superseded = job.dispatch.superseded_by is not None  # a late check: no comment (§15)
-        conclusion = None if superseded else noted_conclusion(report.check_conclusion, notes)
+        # A superseded commit tells no oncall (§15); its runs' cancelling edits a comment.
+        late = job.dispatch.superseded_by is not None and state is not JobState.SUPERSEDED
+        conclusion = None if late else noted_conclusion(report.check_conclusion, notes)
         if conclusion in FAILING_CONCLUSIONS:
             await self.oncall.notify(report, repo, cause=item_id)
         elif conclusion is not None:
