@@ -1,10 +1,14 @@
 """The HUD's SQLite write path per report: CPU, and WAL pages each commit writes.
 
-Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64]`.
+Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64] [--mixed] [--repeat R]`.
 
 Each job reports `in_progress` then `completed` (an insert, then an update), written in
 batches of the given size through `write_reports`, the path the in-process HUD takes
-for every callback. Bodies are parsed before the clock starts. CPU is this process's
+for every callback. By default every job's `in_progress` comes first, so a batch is all
+inserts or all updates; `--mixed` writes each batch as half the next jobs' `in_progress`
+and half the completions of the jobs the batch before started, as batches come under
+`bench.callback_cpu`'s load (its clients each send a job's two callbacks in turn).
+Bodies are parsed before the clock starts. CPU is this process's
 (SQLite's work included); WAL pages are counted from the WAL file's growth with
 automatic checkpoints off, so they are exactly what the commits wrote. The callback
 benchmark drives the same code under load; this one isolates it, so a change to the
@@ -37,9 +41,24 @@ def reports_of(jobs: int) -> list[JobReport]:
     ]
 
 
-def measure(jobs: int, batch: int) -> tuple[float, float]:
+def mixed_batches(jobs: int, batch: int) -> list[list[JobReport]]:
+    """Batches of half new jobs' `in_progress`, half the previous batch's jobs' `completed`."""
+    half = max(1, batch // 2)
+    started = [parse_result_body(results_body(index, "in_progress")) for index in range(jobs)]
+    done = [parse_result_body(results_body(index, "completed")) for index in range(jobs)]
+    return [
+        started[start : start + half] + done[start - half : start] if start else started[:half]
+        for start in range(0, jobs + half, half)
+    ]
+
+
+def measure(jobs: int, batch: int, *, mixed: bool = False) -> tuple[float, float]:
     """(CPU µs per report, WAL pages per report) writing `jobs` jobs in batches of `batch`."""
-    reports = reports_of(jobs)
+    if mixed:
+        batches = mixed_batches(jobs, batch)
+    else:
+        reports = reports_of(jobs)
+        batches = [reports[start : start + batch] for start in range(0, len(reports), batch)]
     with tempfile.TemporaryDirectory() as directory:
         path = Path(directory) / "hud.db"
         engine = create_results_engine(f"sqlite:///{path}", manual_checkpoints=True)
@@ -49,25 +68,31 @@ def measure(jobs: int, batch: int) -> tuple[float, float]:
             wal = path.with_name("hud.db-wal")
             wal_before = wal.stat().st_size if wal.exists() else 0
             started = time.process_time()
-            for start in range(0, len(reports), batch):
-                write_reports(engine, [(report, now) for report in reports[start : start + batch]])
+            for reports in batches:
+                write_reports(engine, [(report, now) for report in reports])
             cpu = time.process_time() - started
             pages = (wal.stat().st_size - wal_before) / WAL_FRAME_BYTES
         finally:
             engine.dispose()
-    return cpu / len(reports) * 1e6, pages / len(reports)
+    written = 2 * jobs
+    return cpu / written * 1e6, pages / written
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=4000)
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 4, 16, 64])
+    parser.add_argument(
+        "--mixed", action="store_true", help="batches of half inserts, half updates"
+    )
+    parser.add_argument("--repeat", type=int, default=1, help="runs per batch size")
     args = parser.parse_args()
     print("| batch | CPU µs/report | WAL pages/report |")
     print("|---|---|---|")
     for batch in args.batch:
-        cpu_us, pages = measure(args.jobs, batch)
-        print(f"| {batch} | {cpu_us:.0f} | {pages:.2f} |")
+        for _ in range(args.repeat):
+            cpu_us, pages = measure(args.jobs, batch, mixed=args.mixed)
+            print(f"| {batch} | {cpu_us:.0f} | {pages:.2f} |")
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ from crcr.hud.models import (
 )
 from crcr.hud.write.driver_sql import execute_many, fetch_rows
 from crcr.hud.write.level_rollups import Write, record_levels
-from crcr.hud.write.merge import merged_row, row_facts
+from crcr.hud.write.merge import merged_row
 from crcr.hud.write.report import JobReport
-from crcr.hud.write.rollups import RollupChange, rollup_change, summed
+from crcr.hud.write.rollups import RollupChange, RollupSums
 from crcr.hud.write.statements import (
     COMMIT_KEY,
     JOB_COLUMNS,
@@ -107,7 +107,7 @@ def _write_batch(
     keys = sorted({report.job_key for report, _ in reports})
     stored = {row["job_key"]: row for row in _stored_rows(connection, sql, keys)}
     rows: dict[str, dict[str, Any]] = dict(stored)
-    changes: list[RollupChange] = []
+    sums = RollupSums()
     commits = _CommitChanges(connection, sql)
     backends: dict[str, dict[str, Any]] = {}
     outcomes: list[str] = []
@@ -120,7 +120,9 @@ def _write_batch(
             continue
         outcomes.append("created" if old is None else "updated")
         rows[report.job_key] = row
-        changes.append(rollup_change(None if old is None else row_facts(old), row_facts(row)))
+        if old is not None:
+            sums.add_row(old, -1)
+        sums.add_row(row, 1)
         commits.track(old, row)
         _touch(backends, row, now)
         written.append((old, row, now))
@@ -141,7 +143,7 @@ def _write_batch(
         execute_many(connection, update_job_setting(names), params)
     if written:
         record_levels(connection, written)
-    apply_rollup_change(connection, changes[0] if len(changes) == 1 else summed(changes))
+    apply_rollup_change(connection, sums.change())
     commits.finish()
     if backends:
         execute_many(connection, sql.touch_backend, list(backends.values()))
