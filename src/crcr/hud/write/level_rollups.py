@@ -118,14 +118,7 @@ def _add(
     deltas = {key: counters for key, counters in changes.items() if any(counters.values())}
     if not deltas:
         return
-    rows = [
-        {
-            **dict(zip(table.key, key, strict=True)),
-            **{c: counters.get(c, 0) for c in table.counters},
-        }
-        for key, counters in deltas.items()
-    ]
-    execute_many(connection, table.add, rows)
+    execute_many(connection, table.add, [table.params(key, d) for key, d in deltas.items()])
     emptied = [
         dict(zip(table.key, key, strict=True))
         for key, counters in deltas.items()

@@ -11,6 +11,8 @@ import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete
@@ -30,7 +32,7 @@ from crcr.hud.models import (
 )
 from crcr.hud.write.driver_sql import execute_many, fetch_rows
 from crcr.hud.write.level_rollups import Write, record_levels
-from crcr.hud.write.merge import merged_row
+from crcr.hud.write.merge import merged_row, same_values
 from crcr.hud.write.report import JobReport
 from crcr.hud.write.rollups import RollupChange, RollupSums
 from crcr.hud.write.statements import (
@@ -44,6 +46,7 @@ from crcr.hud.write.statements import (
 
 _INSERT_RACE_RETRIES = 3
 _commit_key = operator.itemgetter(*COMMIT_KEY)
+_job_values = operator.itemgetter(*JOB_COLUMNS)
 # The level rollups purged by day with the rest (the level history is kept).
 LEVEL_TABLES = (LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS, LEVEL_E2E_BUCKETS)
 
@@ -115,7 +118,7 @@ def _write_batch(
     for report, now in reports:
         old = rows.get(report.job_key)
         row = merged_row(old, report, now)
-        if old is not None and all(old.get(k) == v for k, v in row.items()):
+        if old is not None and same_values(old, row):
             outcomes.append("unchanged")
             continue
         outcomes.append("created" if old is None else "updated")
@@ -133,7 +136,7 @@ def _write_batch(
     for key in keys:
         if key in stored and rows[key] is not stored[key]:
             new, old_row = rows[key], stored[key]
-            names = tuple(n for n in JOB_COLUMNS if new[n] != old_row[n])
+            names = tuple(compress(JOB_COLUMNS, map(ne, _job_values(new), _job_values(old_row))))
             if not names:  # changed, then changed back, within this batch
                 continue
             by_columns.setdefault(names, []).append(
@@ -254,11 +257,7 @@ def _add_counts(
     """Add each key's deltas to its rollup row, creating it; drop rows left counting nothing."""
     if not deltas:
         return
-    params = [
-        {**dict(zip(table.key, key, strict=True)), **{c: d.get(c, 0) for c in table.counters}}
-        for key, d in deltas.items()
-    ]
-    execute_many(connection, table.add, params)
+    execute_many(connection, table.add, [table.params(key, d) for key, d in deltas.items()])
     size = "count" if "count" in table.counters else "jobs"
     emptied = [
         dict(zip(table.key, key, strict=True)) for key, d in deltas.items() if d.get(size, 0) < 0
