@@ -112,22 +112,44 @@ def _configure_sqlite(engine: Engine, *, manual_checkpoints: bool) -> None:
 
 
 @contextmanager
-def write_transaction(engine: Engine, *, locked: bool = False) -> Iterator[Connection]:
+def write_transaction(
+    engine: Engine, *, locked: bool = False, connection: Connection | None = None
+) -> Iterator[Connection]:
     """A connection inside a write transaction, committed on success.
 
     SQLite admits one writer at a time and its busy handler waits by sleeping and polling,
     so writers of every process sharing the file queue on `sqlite_writer_lock` instead;
-    `locked` says the caller holds it already.
+    `locked` says the caller holds it already. `connection` is a writer's own
+    (`held_writer`), used instead of one from the pool.
     """
-    if engine.dialect.name != "sqlite":
+    sqlite = engine.dialect.name == "sqlite"
+    turn = nullcontext() if locked or not sqlite else sqlite_writer_lock(engine).held()
+    if connection is not None:
+        with turn, connection.begin():
+            yield connection
+        return
+    if not sqlite:
         with engine.begin() as connection:
             yield connection
         return
-    turn = nullcontext() if locked else sqlite_writer_lock(engine).held()
     with turn, engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection
+
+
+def held_writer(engine: Engine) -> Connection:
+    """A connection for one writer to keep across its transactions (`write_transaction`).
+
+    The pool's checkout and return around each transaction (its reset, SQLAlchemy's
+    events and objects) cost ~150 µs of CPU per transaction in the HUD's write path
+    (docs/benchmarks.md, branch hudwrite), about as much as SQLite's commit. On SQLite its
+    transactions begin IMMEDIATE, as `write_transaction`'s do. The holder closes it.
+    """
+    connection = engine.connect()
+    if engine.dialect.name == "sqlite":
+        connection = connection.execution_options(**{_IMMEDIATE: True})
+    return connection
 
 
 def sqlite_writer_lock(engine: Engine) -> SqliteWriteLock:

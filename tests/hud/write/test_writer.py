@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+import pytest
+from sqlalchemy import Engine, event, select
 from tests.hud.hud_bodies import completed, our_body, reference_body
 
 from crcr.hud.models import DailyPr, DailyRollup, JobExecution, LatencyBucket
@@ -196,3 +198,65 @@ async def test_concurrent_ingests_of_many_jobs_are_grouped_and_all_stored(engine
     assert [o.outcome for o in outcomes] == ["created"] * 40
     assert len(jobs(engine)) == 40
     assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 40
+
+
+def _connections_used(engine: Engine) -> tuple[set[int], Any]:
+    used: set[int] = set()
+
+    def note(connection: Any) -> None:
+        used.add(id(connection.connection.dbapi_connection))
+
+    return used, note
+
+
+async def test_a_holding_sqlite_writer_keeps_one_connection_across_batches_and_gives_it_back(
+    engine: Engine,
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL writes go through the pool, in a worker thread")
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, max_batch=4, hold_connection=True)
+    used, note = _connections_used(engine)
+    event.listen(engine, "begin", note)
+    try:
+        bodies = [our_body(delivery_id=f"delivery-{n}") for n in range(12)]
+        outcomes = await asyncio.gather(*(ingestor.ingest(body) for body in bodies))
+        broken = dataclasses.replace(parse_result_body(our_body()), started_at=object())  # type: ignore[arg-type]
+        with pytest.raises(Exception):  # noqa: B017 - whatever SQLite makes of it
+            await ingestor.ingest_report(broken)
+        after = await ingestor.ingest(our_body(delivery_id="delivery-after"))
+    finally:
+        event.remove(engine, "begin", note)
+    checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
+    await ingestor.close()
+
+    assert [o.outcome for o in outcomes] == ["created"] * 12
+    assert after.outcome == "created"
+    assert len(jobs(engine)) == 13
+    assert len(used) == 1  # three batches, a failed write, and the next: one connection
+    assert checked_out == 1
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_an_ingestor_dropped_unclosed_gives_its_held_connection_back(
+    engine: Engine,
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("only the SQLite writer holds a connection")
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, hold_connection=True)
+    await ingestor.ingest(our_body())
+    held = engine.pool.checkedout()  # type: ignore[attr-defined]
+
+    del ingestor
+    gc.collect()
+
+    assert held == 1
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_an_ingestor_holds_no_connection_unless_asked(engine: Engine) -> None:
+    ingestor = HudIngestor(engine, clock=lambda: DAY1)
+
+    await asyncio.gather(*(ingestor.ingest(our_body(delivery_id=f"d-{n}")) for n in range(5)))
+
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert len(jobs(engine)) == 5

@@ -52,42 +52,57 @@ LEVEL_TABLES = (LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS, LEVEL_E2E_BUCKETS)
 
 
 def write_report(
-    engine: Engine, report: JobReport, now: datetime | None = None, *, locked: bool = False
+    engine: Engine,
+    report: JobReport,
+    now: datetime | None = None,
+    *,
+    locked: bool = False,
+    connection: Connection | None = None,
 ) -> str:
     """Store one report; returns "created", "updated" or "unchanged"."""
-    return _write_with_retries(engine, [(report, now or datetime.now(UTC))], locked=locked)[0]
+    reports = [(report, now or datetime.now(UTC))]
+    return _write_with_retries(engine, reports, locked=locked, connection=connection)[0]
 
 
 def write_reports(
-    engine: Engine, reports: Sequence[tuple[JobReport, datetime]], *, locked: bool = False
+    engine: Engine,
+    reports: Sequence[tuple[JobReport, datetime]],
+    *,
+    locked: bool = False,
+    connection: Connection | None = None,
 ) -> list[str | Exception]:
     """Store several reports in one transaction; each gets its outcome or its exception.
 
     One commit for many callbacks is what keeps the in-process HUD off the callback's
     critical path under load. If the batch fails, each report is written on its own, so
-    one bad report fails alone. `locked`: the caller holds the SQLite writers' lock.
+    one bad report fails alone. `locked`: the caller holds the SQLite writers' lock;
+    `connection`: the caller's own (`db.held_writer`), rather than one from the pool.
     """
     if len(reports) > 1:
         try:
-            return list(_write_with_retries(engine, reports, locked=locked))
+            return list(_write_with_retries(engine, reports, locked=locked, connection=connection))
         except Exception:  # noqa: S110 - retried one by one just below
             pass
     results: list[str | Exception] = []
     for report, now in reports:
         try:
-            results.append(write_report(engine, report, now, locked=locked))
+            results.append(write_report(engine, report, now, locked=locked, connection=connection))
         except Exception as exc:
             results.append(exc)
     return results
 
 
 def _write_with_retries(
-    engine: Engine, reports: Sequence[tuple[JobReport, datetime]], *, locked: bool
+    engine: Engine,
+    reports: Sequence[tuple[JobReport, datetime]],
+    *,
+    locked: bool,
+    connection: Connection | None,
 ) -> list[str]:
     for attempt in range(_INSERT_RACE_RETRIES):
         try:
-            with write_transaction(engine, locked=locked) as connection:
-                return _write_batch(connection, reports)
+            with write_transaction(engine, locked=locked, connection=connection) as written:
+                return _write_batch(written, reports)
         except IntegrityError:
             # Two first callbacks of one job raced on PostgreSQL; the loser retries and
             # finds the winner's row to update.
