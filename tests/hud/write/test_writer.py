@@ -12,7 +12,15 @@ import pytest
 from sqlalchemy import Engine, event, select
 from tests.hud.hud_bodies import completed, our_body, reference_body
 
-from crcr.hud.models import DailyPr, DailyRollup, JobExecution, LatencyBucket
+from crcr.hud.models import (
+    LEVEL_DAILY,
+    LEVEL_JOBS,
+    LEVEL_RUNS,
+    DailyPr,
+    DailyRollup,
+    JobExecution,
+    LatencyBucket,
+)
 from crcr.hud.write.ingest import HudIngestor, parse_result_body
 from crcr.hud.write.writer import purge_older_than, write_report, write_reports
 
@@ -260,3 +268,20 @@ async def test_an_ingestor_holds_no_connection_unless_asked(engine: Engine) -> N
 
     assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
     assert len(jobs(engine)) == 5
+
+
+def test_a_batch_finds_the_level_entries_of_jobs_named_outside_ascii(engine: Engine) -> None:
+    """The batch's keys reach SQLite as one JSON array (`driver_sql.json_array`): a job
+    name it did not match would be counted twice."""
+    body = our_body(job="tëst 🚀 — ünïcode", run_id="77")
+    for conclusion in ("success", "failure"):  # a late completion replaces the first
+        write_reports(engine, [(parse_result_body(completed(body, conclusion)), DAY1)])
+    write_reports(engine, [(parse_result_body(completed(body, "failure")), DAY2)])
+
+    with engine.connect() as connection:
+        counted = connection.execute(select(LEVEL_JOBS)).mappings().all()
+        daily_levels = connection.execute(select(LEVEL_DAILY)).mappings().all()
+        runs = connection.execute(select(LEVEL_RUNS)).mappings().all()
+    assert [(r["job_name"], r["conclusion"]) for r in counted] == [("tëst 🚀 — ünïcode", "failure")]
+    assert [(r["jobs"], r["success"]) for r in daily_levels] == [(1, 0)]
+    assert [r["run_id"] for r in runs] == ["77"]

@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from sqlalchemy import Boolean, Connection, Date, DateTime, TypeDecorator
 from sqlalchemy.exc import IntegrityError
 
@@ -173,6 +174,15 @@ def _compiled(connection: Connection, statement: Any) -> DriverStatement:
     if entry is None:
         entry = _COMPILED[key] = (statement, DriverStatement(statement, connection))
     return entry[1]
+
+
+def json_array(values: Sequence[Any]) -> str:
+    """`values` as a JSON array, the one parameter of a select over a batch's keys (SQLite).
+
+    orjson: the standard library's `json.dumps` took ~10 µs for a batch's keys, 15 times
+    as long, and the write path makes four such arrays per batch.
+    """
+    return orjson.dumps(values).decode()
 
 
 def execute_many(connection: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -8,14 +8,13 @@ counted jobs (a minimum cannot be un-added), and notes each backend's level hist
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection
 
-from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.driver_sql import execute_many, fetch_rows, json_array
 from crcr.hud.write.level_counted import (
     CountedJob,
     DayKey,
@@ -181,7 +180,7 @@ def _rows_of(
     SQLite's (three per pull_request job completed).
     """
     if many is not None:
-        return fetch_rows(connection, many, {"keys": json.dumps(keys)})
+        return fetch_rows(connection, many, {"keys": json_array(keys)})
     return [
         row
         for key in keys

@@ -7,7 +7,6 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
@@ -30,7 +29,7 @@ from crcr.hud.models import (
     LEVEL_RUNS,
     PRS,
 )
-from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.driver_sql import execute_many, fetch_rows, json_array
 from crcr.hud.write.level_rollups import Write, record_levels
 from crcr.hud.write.merge import merged_row, same_values
 from crcr.hud.write.report import JobReport
@@ -180,7 +179,7 @@ def _stored_rows(
     if connection.dialect.name == "postgresql":
         result = connection.execute(sql.select_jobs_for_update, {"job_keys": keys})
         return [dict(row) for row in result.mappings()]
-    return fetch_rows(connection, sql.select_jobs, {"job_keys": json.dumps(keys)})
+    return fetch_rows(connection, sql.select_jobs, {"job_keys": json_array(keys)})
 
 
 def _touch(backends: dict[str, dict[str, Any]], row: Mapping[str, Any], now: datetime) -> None:
