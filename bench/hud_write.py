@@ -1,6 +1,6 @@
 """The HUD's SQLite write path per report: CPU, and WAL pages each commit writes.
 
-Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64] [--mixed] [--repeat R]`.
+Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64] [--mixed] [--hold] [--repeat R]`.
 
 Each job reports `in_progress` then `completed` (an insert, then an update), written in
 batches of the given size through `write_reports`, the path the in-process HUD takes
@@ -53,12 +53,16 @@ def mixed_batches(jobs: int, batch: int) -> list[list[JobReport]]:
     ]
 
 
-def measure(jobs: int, batch: int, *, mixed: bool = False) -> tuple[float, float, float]:
+def measure(
+    jobs: int, batch: int, *, mixed: bool = False, hold: bool = False
+) -> tuple[float, float, float]:
     """(CPU µs, of which user µs, per report; WAL pages per report) writing `jobs` jobs in
     batches of `batch`.
 
     The user part is the Python and SQLite work; the rest (system) is mostly the commits'
     WAL writes and fsyncs, which swing with the disk and the machine's other work.
+    `hold`: every batch on one connection, as the in-process HUD's writer keeps it
+    (`db.held_writer`), rather than one from the pool per batch.
     """
     if mixed:
         batches = mixed_batches(jobs, batch)
@@ -71,14 +75,25 @@ def measure(jobs: int, batch: int, *, mixed: bool = False) -> tuple[float, float
         try:
             migrate(engine)
             now = datetime.now(UTC)
+            held = None
+            if hold:  # imported here: the bench also runs on trees without it
+                from crcr.hud.db import held_writer
+
+                held = held_writer(engine)
             wal = path.with_name("hud.db-wal")
             wal_before = wal.stat().st_size if wal.exists() else 0
             started, user = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
             for reports in batches:
-                write_reports(engine, [(report, now) for report in reports])
+                batch_of = [(report, now) for report in reports]
+                if held is None:  # as a base without `held_writer` runs it
+                    write_reports(engine, batch_of)
+                else:
+                    write_reports(engine, batch_of, connection=held)
             cpu = time.process_time() - started
             user = resource.getrusage(resource.RUSAGE_SELF).ru_utime - user
             pages = (wal.stat().st_size - wal_before) / WAL_FRAME_BYTES
+            if held is not None:
+                held.close()
         finally:
             engine.dispose()
     written = 2 * jobs
@@ -93,12 +108,15 @@ def main() -> None:
         "--mixed", action="store_true", help="batches of half inserts, half updates"
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per batch size")
+    parser.add_argument(
+        "--hold", action="store_true", help="one connection for every batch, as the HUD keeps"
+    )
     args = parser.parse_args()
     print("| batch | CPU µs/report | of which user | WAL pages/report |")
     print("|---|---|---|---|")
     for batch in args.batch:
         for _ in range(args.repeat):
-            cpu_us, user_us, pages = measure(args.jobs, batch, mixed=args.mixed)
+            cpu_us, user_us, pages = measure(args.jobs, batch, mixed=args.mixed, hold=args.hold)
             print(f"| {batch} | {cpu_us:.0f} | {user_us:.0f} | {pages:.2f} |")
 
 

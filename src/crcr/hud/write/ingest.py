@@ -352,7 +352,8 @@ class HudIngestor:
         in a worker thread."""
         if self._sqlite is None:
             return await to_thread.run_sync(write_reports, self._engine, reports)
-        return await self._sqlite.write(reports)
+        async with self._sqlite.turn() as connection:
+            return write_reports(self._engine, reports, locked=True, connection=connection)
 
     async def close(self) -> None:
         """Let a running WAL checkpoint finish; give a held connection back."""

@@ -1,4 +1,4 @@
-"""The in-process HUD's SQLite writer: one batch at a time, in the event loop's thread.
+"""The in-process HUD's SQLite writer's turn: one batch at a time, in the event loop's thread.
 
 A SQLite batch is CPU work holding a lock that other processes wait for. Written from a
 worker thread, it queued for the GIL behind the event loop at every SQLite call while
@@ -13,15 +13,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import weakref
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from anyio import to_thread
 from sqlalchemy import Connection, Engine
 
 from crcr.hud.db import checkpoint_wal, held_writer, sqlite_writer_lock
-from crcr.hud.write.report import JobReport
-from crcr.hud.write.writer import write_reports
 
 log = logging.getLogger(__name__)
 # SQLite batches between WAL checkpoints (~10-15 WAL pages each; SQLite's own default
@@ -48,12 +46,19 @@ class SqliteWriter:
         self._batches_since_checkpoint = 0
         self._checkpoint: asyncio.Task[None] | None = None
 
-    async def write(self, reports: Sequence[tuple[JobReport, datetime]]) -> list[str | Exception]:
-        """Write one batch, each report getting its outcome or its exception."""
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[Connection | None]:
+        """The writers' lock held for one batch, and the connection to write it on (None:
+        one from the pool); the caller writes the batch with `locked=True`.
+
+        A context rather than a `write` of its own, so that the batch is written from the
+        ingestor's frame: the callback's main line stays five modules long
+        (`tests/relay/callback/test_main_line.py`).
+        """
         async with sqlite_writer_lock(self._engine).held_async():
             connection = self._connection()
             try:
-                results = write_reports(self._engine, reports, locked=True, connection=connection)
+                yield connection
             finally:
                 if connection is not None and connection.invalidated:
                     self._give_back()  # a broken connection is not kept: the next gets a new one
@@ -62,7 +67,6 @@ class SqliteWriter:
         if self._batches_since_checkpoint >= CHECKPOINT_EVERY and idle:
             self._batches_since_checkpoint = 0
             self._checkpoint = asyncio.create_task(self._checkpoint_wal())
-        return results
 
     def _connection(self) -> Connection | None:
         if not self._hold:
