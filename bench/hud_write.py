@@ -47,10 +47,13 @@ def mixed_batches(jobs: int, batch: int) -> list[list[JobReport]]:
     half = max(1, batch // 2)
     started = [parse_result_body(results_body(index, "in_progress")) for index in range(jobs)]
     done = [parse_result_body(results_body(index, "completed")) for index in range(jobs)]
-    return [
+    batches = [
         started[start : start + half] + done[start - half : start] if start else started[:half]
         for start in range(0, jobs + half, half)
     ]
+    if batch == 1:  # the same order, one report at a time
+        return [[report] for reports in batches for report in reports]
+    return batches
 
 
 def measure(
