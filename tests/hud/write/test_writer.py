@@ -285,3 +285,14 @@ def test_a_batch_finds_the_level_entries_of_jobs_named_outside_ascii(engine: Eng
     assert [(r["job_name"], r["conclusion"]) for r in counted] == [("tëst 🚀 — ünïcode", "failure")]
     assert [(r["jobs"], r["success"]) for r in daily_levels] == [(1, 0)]
     assert [r["run_id"] for r in runs] == ["77"]
+
+
+async def test_a_closed_holding_writer_writes_on_pooled_connections(engine: Engine) -> None:
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, hold_connection=True)
+    await ingestor.ingest(our_body())
+    await ingestor.close()
+
+    late = await ingestor.ingest(our_body(delivery_id="late"))
+
+    assert late.outcome == "created"
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]

@@ -89,7 +89,12 @@ class SqliteWriter:
             log.warning("HUD WAL checkpoint failed: %s", exc)
 
     async def close(self) -> None:
-        """Let a running WAL checkpoint finish; give the held connection back."""
+        """Let a running WAL checkpoint finish; give the held connection back.
+
+        A batch still waiting for the lock then writes on a pooled connection: holding a
+        new one after `close` would leave it to the garbage collector.
+        """
+        self._hold = False
         if self._checkpoint is not None:
             await self._checkpoint
         self._give_back()
