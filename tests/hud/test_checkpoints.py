@@ -9,7 +9,7 @@ import pytest
 from tests.hud.hud_bodies import our_body
 
 from crcr.hud.db import checkpoint_wal, create_results_engine, migrate
-from crcr.hud.write import ingest
+from crcr.hud.write import sqlite_writer
 from crcr.hud.write.ingest import HudIngestor
 
 
@@ -30,18 +30,18 @@ async def test_with_manual_checkpoints_writes_stay_in_the_wal(tmp_path: Path) ->
     migrate(engine)
     checkpoint_wal(engine)  # the schema is in the file
 
-    await ingest_one_by_one(HudIngestor(engine), ingest.CHECKPOINT_EVERY - 1)
+    await ingest_one_by_one(HudIngestor(engine), sqlite_writer.CHECKPOINT_EVERY - 1)
 
     assert rows_in_database_file(tmp_path / "hud.db") == 0
     checkpoint_wal(engine)
-    assert rows_in_database_file(tmp_path / "hud.db") == ingest.CHECKPOINT_EVERY - 1
+    assert rows_in_database_file(tmp_path / "hud.db") == sqlite_writer.CHECKPOINT_EVERY - 1
     engine.dispose()
 
 
 async def test_the_ingestor_checkpoints_after_enough_batches(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(ingest, "CHECKPOINT_EVERY", 3)
+    monkeypatch.setattr(sqlite_writer, "CHECKPOINT_EVERY", 3)
     engine = create_results_engine(f"sqlite:///{tmp_path / 'hud.db'}", manual_checkpoints=True)
     migrate(engine)
     checkpoint_wal(engine)

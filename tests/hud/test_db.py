@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,10 +15,11 @@ from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Engine, inspect, text
+from sqlalchemy.exc import OperationalError
 from tests.postgres_schema import private_schema
 
 from crcr.config.settings import SettingsError
-from crcr.hud.db import create_results_engine, migrate, normalise_url
+from crcr.hud.db import create_results_engine, migrate, normalise_url, write_transaction
 from crcr.hud.models import Base
 from crcr.stores.schema import SchemaTooNew
 
@@ -139,5 +141,28 @@ def test_a_store_of_a_newer_crcr_is_refused_naming_both_revisions(empty_store_ur
         assert "schema version 0099, written by a newer crcr" in message
         assert f"reads schema version {head} at most" in message
         assert _revision(engine) == {"0099"}
+    finally:
+        engine.dispose()
+
+
+def test_a_sqlite_write_that_cannot_begin_raises_sqlalchemys_error(tmp_path: Path) -> None:
+    """BEGIN runs on the driver's connection (db._configure_sqlite); a busy database still
+    surfaces as SQLAlchemy's OperationalError, which the readiness check and callers catch."""
+    path = tmp_path / "hud.db"
+    engine = create_results_engine(f"sqlite:///{path}")
+    try:
+        with engine.connect() as connection:  # the pool's one idle connection, reused below
+            connection.exec_driver_sql("PRAGMA busy_timeout=0")
+        holder = sqlite3.connect(path, isolation_level=None)
+        try:
+            holder.execute("BEGIN IMMEDIATE")
+            busy = pytest.raises(OperationalError, match="database is locked")
+            with busy, write_transaction(engine, locked=True):
+                pass
+            holder.execute("ROLLBACK")
+        finally:
+            holder.close()
+        with write_transaction(engine, locked=True) as connection:
+            assert connection.exec_driver_sql("SELECT 1").scalar() == 1
     finally:
         engine.dispose()

@@ -130,7 +130,8 @@ async def open_hud(
     await to_thread.run_sync(migrate, engine)
     hud = Hud(
         engine=engine,
-        ingestor=HudIngestor(engine, allow_http=settings.allows_plain_http),
+        # Held: `Hud.close` closes the ingestor, which gives the connection back.
+        ingestor=HudIngestor(engine, allow_http=settings.allows_plain_http, hold_connection=True),
         queries=HudQueries(engine),
         token=settings.hud_token,
         retention_days=settings.hud_retention_days,

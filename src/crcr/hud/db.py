@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
+from sqlalchemy.exc import DBAPIError
 
 from crcr.config.private_files import private_file
 from crcr.config.settings import SettingsError, mask_url
@@ -99,26 +100,56 @@ def _configure_sqlite(engine: Engine, *, manual_checkpoints: bool) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(connection: Connection) -> None:
         immediate = connection.get_execution_options().get(_IMMEDIATE, False)
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+        statement = "BEGIN IMMEDIATE" if immediate else "BEGIN"
+        # On the driver's connection: `exec_driver_sql` would build an execution context
+        # (~12 µs, a third of an empty transaction's CPU) for a statement with no result.
+        # Its failure (SQLITE_BUSY past the timeout) still raises SQLAlchemy's error.
+        driver = connection.dialect.loaded_dbapi
+        try:
+            connection.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
+        except driver.Error as exc:
+            raise DBAPIError.instance(statement, None, exc, driver.Error) from exc
 
 
 @contextmanager
-def write_transaction(engine: Engine, *, locked: bool = False) -> Iterator[Connection]:
+def write_transaction(
+    engine: Engine, *, locked: bool = False, connection: Connection | None = None
+) -> Iterator[Connection]:
     """A connection inside a write transaction, committed on success.
 
     SQLite admits one writer at a time and its busy handler waits by sleeping and polling,
     so writers of every process sharing the file queue on `sqlite_writer_lock` instead;
-    `locked` says the caller holds it already.
+    `locked` says the caller holds it already. `connection` is a writer's own
+    (`held_writer`), used instead of one from the pool.
     """
-    if engine.dialect.name != "sqlite":
+    sqlite = engine.dialect.name == "sqlite"
+    turn = nullcontext() if locked or not sqlite else sqlite_writer_lock(engine).held()
+    if connection is not None:
+        with turn, connection.begin():
+            yield connection
+        return
+    if not sqlite:
         with engine.begin() as connection:
             yield connection
         return
-    turn = nullcontext() if locked else sqlite_writer_lock(engine).held()
     with turn, engine.connect() as connection:
         connection = connection.execution_options(**{_IMMEDIATE: True})
         with connection.begin():
             yield connection
+
+
+def held_writer(engine: Engine) -> Connection:
+    """A connection for one writer to keep across its transactions (`write_transaction`).
+
+    The pool's checkout and return around each transaction (its reset, SQLAlchemy's
+    events and objects) cost ~150 µs of CPU per transaction in the HUD's write path
+    (docs/benchmarks.md, branch hudwrite), about as much as SQLite's commit. On SQLite its
+    transactions begin IMMEDIATE, as `write_transaction`'s do. The holder closes it.
+    """
+    connection = engine.connect()
+    if engine.dialect.name == "sqlite":
+        connection = connection.execution_options(**{_IMMEDIATE: True})
+    return connection
 
 
 def sqlite_writer_lock(engine: Engine) -> SqliteWriteLock:

@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import Engine, select
+import pytest
+from sqlalchemy import Engine, event, select
 from tests.hud.hud_bodies import completed, our_body, reference_body
 
-from crcr.hud.models import DailyPr, DailyRollup, JobExecution, LatencyBucket
+from crcr.hud.models import (
+    LEVEL_DAILY,
+    LEVEL_JOBS,
+    LEVEL_RUNS,
+    DailyPr,
+    DailyRollup,
+    JobExecution,
+    LatencyBucket,
+)
 from crcr.hud.write.ingest import HudIngestor, parse_result_body
 from crcr.hud.write.writer import purge_older_than, write_report, write_reports
 
@@ -196,3 +206,93 @@ async def test_concurrent_ingests_of_many_jobs_are_grouped_and_all_stored(engine
     assert [o.outcome for o in outcomes] == ["created"] * 40
     assert len(jobs(engine)) == 40
     assert daily(engine)[("acme/xpu-backend", DAY1.date(), "pull_request")]["jobs"] == 40
+
+
+def _connections_used(engine: Engine) -> tuple[set[int], Any]:
+    used: set[int] = set()
+
+    def note(connection: Any) -> None:
+        used.add(id(connection.connection.dbapi_connection))
+
+    return used, note
+
+
+async def test_a_holding_sqlite_writer_keeps_one_connection_across_batches_and_gives_it_back(
+    engine: Engine,
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL writes go through the pool, in a worker thread")
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, max_batch=4, hold_connection=True)
+    used, note = _connections_used(engine)
+    event.listen(engine, "begin", note)
+    try:
+        bodies = [our_body(delivery_id=f"delivery-{n}") for n in range(12)]
+        outcomes = await asyncio.gather(*(ingestor.ingest(body) for body in bodies))
+        broken = dataclasses.replace(parse_result_body(our_body()), started_at=object())  # type: ignore[arg-type]
+        with pytest.raises(Exception):  # noqa: B017 - whatever SQLite makes of it
+            await ingestor.ingest_report(broken)
+        after = await ingestor.ingest(our_body(delivery_id="delivery-after"))
+    finally:
+        event.remove(engine, "begin", note)
+    checked_out = engine.pool.checkedout()  # type: ignore[attr-defined]
+    await ingestor.close()
+
+    assert [o.outcome for o in outcomes] == ["created"] * 12
+    assert after.outcome == "created"
+    assert len(jobs(engine)) == 13
+    assert len(used) == 1  # three batches, a failed write, and the next: one connection
+    assert checked_out == 1
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_an_ingestor_dropped_unclosed_gives_its_held_connection_back(
+    engine: Engine,
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("only the SQLite writer holds a connection")
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, hold_connection=True)
+    await ingestor.ingest(our_body())
+    held = engine.pool.checkedout()  # type: ignore[attr-defined]
+
+    del ingestor
+    gc.collect()
+
+    assert held == 1
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+
+
+async def test_an_ingestor_holds_no_connection_unless_asked(engine: Engine) -> None:
+    ingestor = HudIngestor(engine, clock=lambda: DAY1)
+
+    await asyncio.gather(*(ingestor.ingest(our_body(delivery_id=f"d-{n}")) for n in range(5)))
+
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]
+    assert len(jobs(engine)) == 5
+
+
+def test_a_batch_finds_the_level_entries_of_jobs_named_outside_ascii(engine: Engine) -> None:
+    """The batch's keys reach SQLite as one JSON array (`driver_sql.json_array`): a job
+    name it did not match would be counted twice."""
+    body = our_body(job="tëst 🚀 — ünïcode", run_id="77")
+    for conclusion in ("success", "failure"):  # a late completion replaces the first
+        write_reports(engine, [(parse_result_body(completed(body, conclusion)), DAY1)])
+    write_reports(engine, [(parse_result_body(completed(body, "failure")), DAY2)])
+
+    with engine.connect() as connection:
+        counted = connection.execute(select(LEVEL_JOBS)).mappings().all()
+        daily_levels = connection.execute(select(LEVEL_DAILY)).mappings().all()
+        runs = connection.execute(select(LEVEL_RUNS)).mappings().all()
+    assert [(r["job_name"], r["conclusion"]) for r in counted] == [("tëst 🚀 — ünïcode", "failure")]
+    assert [(r["jobs"], r["success"]) for r in daily_levels] == [(1, 0)]
+    assert [r["run_id"] for r in runs] == ["77"]
+
+
+async def test_a_closed_holding_writer_writes_on_pooled_connections(engine: Engine) -> None:
+    ingestor = HudIngestor(engine, clock=lambda: DAY1, hold_connection=True)
+    await ingestor.ingest(our_body())
+    await ingestor.close()
+
+    late = await ingestor.ingest(our_body(delivery_id="late"))
+
+    assert late.outcome == "created"
+    assert engine.pool.checkedout() == 0  # type: ignore[attr-defined]

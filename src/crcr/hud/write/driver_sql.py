@@ -18,6 +18,7 @@ from datetime import UTC, date, datetime
 from functools import lru_cache
 from typing import Any
 
+import orjson
 from sqlalchemy import Boolean, Connection, Date, DateTime, TypeDecorator
 from sqlalchemy.exc import IntegrityError
 
@@ -45,13 +46,19 @@ def _sqlite_datetime(value: datetime | None) -> str | None:
     return aware.astimezone(UTC).isoformat(" ", "microseconds")[:26]
 
 
+@lru_cache(maxsize=64)
 def _sqlite_date(value: date | None) -> str | None:
+    """Cached: a batch's rollup keys name the same few days over and over."""
     return None if value is None else value.isoformat()
 
 
 def _from_sqlite_datetime(value: str | None) -> datetime | None:
-    """A stored `UtcDateTime` as SQLAlchemy reads it back: aware, in UTC."""
-    return None if value is None else datetime.fromisoformat(value).replace(tzinfo=UTC)
+    """A stored `UtcDateTime` as SQLAlchemy reads it back: aware, in UTC.
+
+    Stored naive, so parsed with its offset appended: ~5x cheaper than parsing, then
+    `replace(tzinfo=UTC)`, and the same value, its zone the same `UTC` object.
+    """
+    return None if value is None else datetime.fromisoformat(value + "+00:00")
 
 
 def _from_sqlite_date(value: str | None) -> date | None:
@@ -131,11 +138,13 @@ class DriverStatement:
     def execute_many(self, connection: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
         """Run the statement once per row (one `executemany`); rows are keyed by bind name."""
         params: list[Any] = []
+        get, converts, single = self._values, self._converts, len(self._names) == 1
         for row in rows:
-            values = self._values(row)
-            values = list(values) if len(self._names) > 1 else [values]
-            for position, convert in self._converts:
-                values[position] = convert(values[position])
+            values = [get(row)] if single else get(row)
+            if converts:
+                values = list(values)
+                for position, convert in converts:
+                    values[position] = convert(values[position])
             params.append(
                 values if self._positional else dict(zip(self._names, values, strict=True))
             )
@@ -165,6 +174,15 @@ def _compiled(connection: Connection, statement: Any) -> DriverStatement:
     if entry is None:
         entry = _COMPILED[key] = (statement, DriverStatement(statement, connection))
     return entry[1]
+
+
+def json_array(values: Sequence[Any]) -> str:
+    """`values` as a JSON array, the one parameter of a select over a batch's keys (SQLite).
+
+    orjson: the standard library's `json.dumps` took ~10 µs for a batch's keys, 15 times
+    as long, and the write path makes four such arrays per batch.
+    """
+    return orjson.dumps(values).decode()
 
 
 def execute_many(connection: Connection, statement: Any, rows: Sequence[Mapping[str, Any]]) -> None:

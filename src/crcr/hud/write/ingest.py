@@ -25,11 +25,11 @@ from anyio import to_thread
 from sqlalchemy import Engine
 
 from crcr.failure_detail.visible_text import visible
-from crcr.hud.db import checkpoint_wal, sqlite_writer_lock
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.hud.write.ingest_detail import DetailRejected, failure_detail
 from crcr.hud.write.path_skips import PathSkips, store_path_skips
 from crcr.hud.write.report import JobReport
+from crcr.hud.write.sqlite_writer import SqliteWriter
 from crcr.hud.write.writer import write_reports
 from crcr.web.refusal import Invalid
 from crcr.web.web_urls import MAX_URL_LENGTH, web_url_problem
@@ -45,9 +45,6 @@ MAX_INTEGER = 2**31 - 1
 MAX_SECONDS = 1e9
 
 MAX_BATCH = 64  # reports per transaction: bounds how long one commit holds the writer
-# SQLite batches between WAL checkpoints (~10-15 WAL pages each; SQLite's own default
-# is a checkpoint per 1,000 pages).
-CHECKPOINT_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -291,7 +288,9 @@ class HudIngestor:
     Under load, bodies that arrive while a batch is being written are written together
     in the next transaction (a group commit): one thread hand-off and one commit for
     many callbacks instead of one each, and no queue of threads contending for
-    SQLite's single writer. A lone body is written at once, as before.
+    SQLite's single writer. A lone body is written at once, as before. On SQLite,
+    `hold_connection` keeps the writer's connection across batches (`SqliteWriter`): the
+    caller then owes a `close`.
     """
 
     def __init__(
@@ -301,6 +300,7 @@ class HudIngestor:
         *,
         max_batch: int = MAX_BATCH,
         allow_http: bool = False,
+        hold_connection: bool = False,
     ) -> None:
         self._engine = engine
         self._allow_http = allow_http
@@ -308,8 +308,8 @@ class HudIngestor:
         self._max_batch = max_batch
         self._pending: list[tuple[JobReport, datetime, asyncio.Future[str]]] = []
         self._writer: asyncio.Task[None] | None = None
-        self._batches_since_checkpoint = 0
-        self._checkpoint: asyncio.Task[None] | None = None
+        sqlite = engine.dialect.name == "sqlite"
+        self._sqlite = SqliteWriter(engine, hold_connection=hold_connection) if sqlite else None
 
     async def ingest(self, body: Mapping[str, Any]) -> IngestResult:
         """Store one §6 body; raises `Invalid` for a body the HUD refuses."""
@@ -348,36 +348,17 @@ class HudIngestor:
         return await store_path_skips(self._engine, skips, self._clock())
 
     async def _write(self, reports: list[tuple[JobReport, datetime]]) -> list[str | Exception]:
-        """Write one batch: on SQLite in the event loop's thread, elsewhere in a worker thread.
-
-        A SQLite batch is CPU work holding a lock that other processes wait for. Written
-        from a worker thread, it queued for the GIL behind the event loop at every SQLite
-        call while holding that lock, and the other worker's callbacks stalled on it
-        (half the machine idle at 2 workers). In the loop's thread it runs start to end;
-        only waiting for the lock happens in a worker thread.
-        """
-        if self._engine.dialect.name != "sqlite":
+        """Write one batch: on SQLite in the event loop's thread (`SqliteWriter`), elsewhere
+        in a worker thread."""
+        if self._sqlite is None:
             return await to_thread.run_sync(write_reports, self._engine, reports)
-        async with sqlite_writer_lock(self._engine).held_async():
-            results = write_reports(self._engine, reports, locked=True)
-        self._batches_since_checkpoint += 1
-        idle = self._checkpoint is None or self._checkpoint.done()
-        if self._batches_since_checkpoint >= CHECKPOINT_EVERY and idle:
-            self._batches_since_checkpoint = 0
-            self._checkpoint = asyncio.create_task(self._checkpoint_wal())
-        return results
-
-    async def _checkpoint_wal(self) -> None:
-        """A WAL checkpoint in a worker thread: its fsync stays off the event loop."""
-        try:
-            await to_thread.run_sync(checkpoint_wal, self._engine)
-        except Exception as exc:  # the next one will try again
-            log.warning("HUD WAL checkpoint failed: %s", exc)
+        async with self._sqlite.turn() as connection:
+            return write_reports(self._engine, reports, locked=True, connection=connection)
 
     async def close(self) -> None:
-        """Let a running WAL checkpoint finish."""
-        if self._checkpoint is not None:
-            await self._checkpoint
+        """Let a running WAL checkpoint finish; give a held connection back."""
+        if self._sqlite is not None:
+            await self._sqlite.close()
 
     async def _write_pending(self) -> None:
         while self._pending:

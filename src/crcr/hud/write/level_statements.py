@@ -2,6 +2,8 @@
 
 Each statement takes one key's values (no expanding `IN` lists), so that the write path
 runs them through `crcr.hud.write.driver_sql`, compiled once, like the job write's own.
+On SQLite the per-key selects also come as one statement for a whole batch's keys, given
+as one JSON array (`keys`), as the job write reads its rows (`*_many`, None elsewhere).
 """
 
 from __future__ import annotations
@@ -10,7 +12,17 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Select, and_, bindparam, case, delete, func, select
+from sqlalchemy import (
+    Select,
+    and_,
+    bindparam,
+    case,
+    delete,
+    func,
+    literal_column,
+    select,
+    tuple_,
+)
 
 from crcr.hud.models import (
     JOBS,
@@ -42,6 +54,9 @@ class LevelStatements:
     e2e_buckets: RollupTable
     delete_run: Any
     touch_history: Any
+    select_counted_many: Any = None
+    select_runs_many: Any = None
+    run_facts_many: Any = None
 
 
 def _upsert(dialect: str, table: Any, key: tuple[str, ...]) -> Any:
@@ -72,6 +87,13 @@ def _touch_history(dialect: str) -> Any:
             ),
         },
     )
+
+
+def _in_keys(table: Any, key: tuple[str, ...]) -> Any:
+    """`key`'s columns among the batch's keys, a JSON array of arrays (SQLite's JSON1)."""
+    keys = func.json_each(bindparam("keys")).table_valued("value")
+    parts = (func.json_extract(keys.c.value, literal_column(f"'$[{i}]'")) for i in range(len(key)))
+    return tuple_(*(table.c[name] for name in key)).in_(select(*parts))
 
 
 def run_facts() -> Select[Any]:
@@ -113,4 +135,13 @@ def level_statements(dialect: str) -> LevelStatements:
         ),
         delete_run=delete(LEVEL_RUNS).where(_matching(LEVEL_RUNS, RUN_KEY)),
         touch_history=_touch_history(dialect),
+        **(_sqlite_many() if dialect == "sqlite" else {}),
     )
+
+
+def _sqlite_many() -> dict[str, Any]:
+    return {
+        "select_counted_many": select(LEVEL_JOBS).where(_in_keys(LEVEL_JOBS, COUNTED_KEY)),
+        "select_runs_many": select(LEVEL_RUNS).where(_in_keys(LEVEL_RUNS, RUN_KEY)),
+        "run_facts_many": run_facts().where(_in_keys(LEVEL_JOBS, RUN_KEY)),
+    }

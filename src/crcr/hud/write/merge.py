@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
+from operator import attrgetter
 from typing import Any
 
 from crcr.hud.write.report import JobReport
@@ -58,16 +59,17 @@ def merged_row(old: Mapping[str, Any] | None, report: JobReport, now: datetime) 
     """The row to store after `report`, given the stored row `old` (None if new)."""
     row: dict[str, Any] = dict(old) if old is not None else {}
     row["job_key"] = report.job_key
-    for name in IDENTITY_FIELDS:
-        row[name] = getattr(report, name)
-    for name in CONTEXT_FIELDS:
-        value = getattr(report, name)
-        if value or name not in row:
-            row[name] = value
-    for name in CARRIED_FIELDS:
-        value = getattr(report, name)
-        if value is not None or name not in row:
-            row[name] = value
+    row.update(zip(IDENTITY_FIELDS, _identity(report), strict=True))
+    if old is None:  # every field as the report has it
+        row.update(zip(CONTEXT_FIELDS, _context(report), strict=True))
+        row.update(zip(CARRIED_FIELDS, _carried(report), strict=True))
+    else:
+        for name, value in zip(CONTEXT_FIELDS, _context(report), strict=True):
+            if value or name not in row:
+                row[name] = value
+        for name, value in zip(CARRIED_FIELDS, _carried(report), strict=True):
+            if value is not None or name not in row:
+                row[name] = value
 
     regress = old is not None and old["status"] == "completed" and report.status != "completed"
     if not regress:
@@ -85,7 +87,7 @@ def merged_row(old: Mapping[str, Any] | None, report: JobReport, now: datetime) 
         row["activity_at"] = now
         row["day"] = now.date()
     row["updated_at"] = old["updated_at"] if old is not None else now
-    if old is not None and _differs(old, row):
+    if old is not None and not same_values(old, row):  # `updated_at` is old's here
         row["updated_at"] = now
     return row
 
@@ -96,8 +98,20 @@ def _duration(started: datetime | None, completed: datetime | None) -> float | N
     return round(max(0.0, (completed - started).total_seconds()), 3)
 
 
-def _differs(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    return any(old.get(name) != value for name, value in new.items() if name != "updated_at")
+def same_values(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """Whether `new` has `old`'s values, and nothing else but Nones: a merge that changed nothing.
+
+    Two dicts with the same columns compare in one C call; other shapes field by field.
+    """
+    if type(old) is dict and type(new) is dict and old.keys() == new.keys():
+        return old == new
+    return all(old.get(name) == value for name, value in new.items())
+
+
+# One C call per group rather than a `getattr` per field (the write path's per-report work).
+_identity = attrgetter(*IDENTITY_FIELDS)
+_context = attrgetter(*CONTEXT_FIELDS)
+_carried = attrgetter(*CARRIED_FIELDS)
 
 
 def row_facts(row: Mapping[str, Any]) -> RollupFacts:

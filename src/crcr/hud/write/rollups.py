@@ -11,10 +11,10 @@ the metrics page then reads O(backends x days x buckets) rows however many jobs 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import TypeVar
+from typing import Any, TypeVar
 
 QUEUE_METRIC = 0
 EXECUTION_METRIC = 1
@@ -81,50 +81,114 @@ def _add(counts: dict[K, int], key: K, delta: int) -> None:
     counts[key] = counts.get(key, 0) + delta
 
 
-def _add_daily(counters: dict[str, int], facts: RollupFacts, sign: int) -> None:
+def _add_daily(
+    counters: dict[str, int],
+    status: str,
+    conclusion: str | None,
+    times: tuple[float | None, float | None, float | None],
+    sign: int,
+) -> None:
     """Add (sign 1) or take away (sign -1) what a row counts in its daily rollup.
 
     Plain dicts rather than Counters: this runs twice per HUD write, and Counter's
     Python-level `update` and `__init__` were a fifth of the write path's CPU.
     """
     _add(counters, "jobs", sign)
-    if facts.status == "completed":
+    if status == "completed":
         _add(counters, "completed", sign)
-        name = facts.conclusion if facts.conclusion in CONCLUSION_COUNTERS else "other"
+        name = conclusion if conclusion in CONCLUSION_COUNTERS else "other"
         _add(counters, name or "other", sign)
     else:
         _add(counters, "in_progress", sign)
-    for sum_name, n_name, value in (
-        ("queue_ms_sum", "queue_n", facts.queue_time),
-        ("execution_ms_sum", "execution_n", facts.execution_time),
-        ("duration_ms_sum", "duration_n", facts.duration),
-    ):
+    for (sum_name, n_name), value in zip(_TIME_COUNTERS, times, strict=True):
         if value is not None:
             _add(counters, sum_name, sign * to_millis(value))
             _add(counters, n_name, sign)
 
 
+_TIME_COUNTERS = (
+    ("queue_ms_sum", "queue_n"),
+    ("execution_ms_sum", "execution_n"),
+    ("duration_ms_sum", "duration_n"),
+)
+
+
+class RollupSums:
+    """The net rollup change of many row writes, summed as they are added.
+
+    A batch of writes adds each old row (-1) and new row (+1) here and applies one
+    change: one `RollupChange` per write, then their sum, was a tenth of the write
+    path's Python work (docs/benchmarks.md, branch hudwrite).
+    """
+
+    def __init__(self) -> None:
+        self.daily: dict[DailyKey, dict[str, int]] = {}
+        self.prs: dict[PrKey, int] = {}
+        self.buckets: dict[BucketKey, int] = {}
+
+    def add_facts(self, facts: RollupFacts, sign: int) -> None:
+        """Count (sign 1) or uncount (sign -1) a row given by its rollup facts."""
+        if facts.superseded:
+            return
+        self._count(
+            facts.downstream_repo,
+            facts.day,
+            facts.event_type,
+            facts.pr_number,
+            facts.status,
+            facts.conclusion,
+            (facts.queue_time, facts.execution_time, facts.duration),
+            sign,
+        )
+
+    def add_row(self, row: Mapping[str, Any], sign: int) -> None:
+        """`add_facts` of a job row (a mapping of its columns), without building its facts."""
+        if row.get("superseded_by") is not None:
+            return
+        self._count(
+            row["downstream_repo"],
+            row["day"],
+            row["event_type"],
+            row["pr_number"],
+            row["status"],
+            row["conclusion"],
+            (row["queue_time"], row["execution_time"], row["duration"]),
+            sign,
+        )
+
+    def _count(
+        self,
+        repo: str,
+        day: date,
+        event_type: str,
+        pr_number: int,
+        status: str,
+        conclusion: str | None,
+        times: tuple[float | None, float | None, float | None],
+        sign: int,
+    ) -> None:
+        daily = self.daily.get((repo, day, event_type))
+        if daily is None:
+            daily = self.daily[(repo, day, event_type)] = {}
+        _add_daily(daily, status, conclusion, times, sign)
+        if pr_number > 0:
+            _add(self.prs, (repo, day, event_type, pr_number), sign)
+        for metric, value in ((QUEUE_METRIC, times[0]), (EXECUTION_METRIC, times[1])):
+            if value is not None:
+                _add(self.buckets, (repo, day, metric, latency_bucket(value)), sign)
+
+    def change(self) -> RollupChange:
+        """The net change so far, entries that net to zero left out."""
+        return _without_zeros(self.daily, self.prs, self.buckets)
+
+
 def rollup_change(old: RollupFacts | None, new: RollupFacts) -> RollupChange:
     """The net rollup change of replacing `old` (None for an insert) with `new`."""
-    daily: dict[DailyKey, dict[str, int]] = {}
-    prs: dict[PrKey, int] = {}
-    buckets: dict[BucketKey, int] = {}
-    for facts, sign in ((old, -1), (new, 1)):
-        if facts is None or facts.superseded:
-            continue
-        key = (facts.downstream_repo, facts.day, facts.event_type)
-        _add_daily(daily.setdefault(key, {}), facts, sign)
-        if facts.pr_number > 0:
-            _add(prs, (facts.downstream_repo, facts.day, facts.event_type, facts.pr_number), sign)
-        for metric, value in (
-            (QUEUE_METRIC, facts.queue_time),
-            (EXECUTION_METRIC, facts.execution_time),
-        ):
-            if value is not None:
-                _add(
-                    buckets, (facts.downstream_repo, facts.day, metric, latency_bucket(value)), sign
-                )
-    return _without_zeros(daily, prs, buckets)
+    sums = RollupSums()
+    if old is not None:
+        sums.add_facts(old, -1)
+    sums.add_facts(new, 1)
+    return sums.change()
 
 
 def _nonzero(counts: dict[K, int]) -> dict[K, int]:

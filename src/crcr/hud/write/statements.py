@@ -8,6 +8,7 @@ counter column (zero for those a change does not touch) so one statement fits al
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -34,6 +35,13 @@ class RollupTable:
     counters: tuple[str, ...]
     add: Any
     drop_empty: Any
+
+    def params(self, key: tuple[Any, ...], deltas: Mapping[str, int]) -> dict[str, Any]:
+        """The `add` statement's values: the key's, each counter's delta (0 if none)."""
+        values = dict.fromkeys(self.counters, 0)
+        values.update(deltas)
+        values.update(zip(self.key, key, strict=True))
+        return values
 
 
 @dataclass(frozen=True)

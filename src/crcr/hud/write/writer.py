@@ -7,10 +7,11 @@ old row to new row, so rollups always equal an aggregate over the raw rows.
 
 from __future__ import annotations
 
-import json
 import operator
 from collections.abc import Mapping, Sequence
 from datetime import UTC, date, datetime, time
+from itertools import compress
+from operator import ne
 from typing import Any
 
 from sqlalchemy import Connection, Engine, delete
@@ -28,11 +29,11 @@ from crcr.hud.models import (
     LEVEL_RUNS,
     PRS,
 )
-from crcr.hud.write.driver_sql import execute_many, fetch_rows
+from crcr.hud.write.driver_sql import execute_many, fetch_rows, json_array
 from crcr.hud.write.level_rollups import Write, record_levels
-from crcr.hud.write.merge import merged_row, row_facts
+from crcr.hud.write.merge import merged_row, same_values
 from crcr.hud.write.report import JobReport
-from crcr.hud.write.rollups import RollupChange, rollup_change, summed
+from crcr.hud.write.rollups import RollupChange, RollupSums
 from crcr.hud.write.statements import (
     COMMIT_KEY,
     JOB_COLUMNS,
@@ -44,47 +45,63 @@ from crcr.hud.write.statements import (
 
 _INSERT_RACE_RETRIES = 3
 _commit_key = operator.itemgetter(*COMMIT_KEY)
+_job_values = operator.itemgetter(*JOB_COLUMNS)
 # The level rollups purged by day with the rest (the level history is kept).
 LEVEL_TABLES = (LEVEL_DAILY, LEVEL_JOBS, LEVEL_RUNS, LEVEL_E2E_BUCKETS)
 
 
 def write_report(
-    engine: Engine, report: JobReport, now: datetime | None = None, *, locked: bool = False
+    engine: Engine,
+    report: JobReport,
+    now: datetime | None = None,
+    *,
+    locked: bool = False,
+    connection: Connection | None = None,
 ) -> str:
     """Store one report; returns "created", "updated" or "unchanged"."""
-    return _write_with_retries(engine, [(report, now or datetime.now(UTC))], locked=locked)[0]
+    reports = [(report, now or datetime.now(UTC))]
+    return _write_with_retries(engine, reports, locked=locked, connection=connection)[0]
 
 
 def write_reports(
-    engine: Engine, reports: Sequence[tuple[JobReport, datetime]], *, locked: bool = False
+    engine: Engine,
+    reports: Sequence[tuple[JobReport, datetime]],
+    *,
+    locked: bool = False,
+    connection: Connection | None = None,
 ) -> list[str | Exception]:
     """Store several reports in one transaction; each gets its outcome or its exception.
 
     One commit for many callbacks is what keeps the in-process HUD off the callback's
     critical path under load. If the batch fails, each report is written on its own, so
-    one bad report fails alone. `locked`: the caller holds the SQLite writers' lock.
+    one bad report fails alone. `locked`: the caller holds the SQLite writers' lock;
+    `connection`: the caller's own (`db.held_writer`), rather than one from the pool.
     """
     if len(reports) > 1:
         try:
-            return list(_write_with_retries(engine, reports, locked=locked))
+            return list(_write_with_retries(engine, reports, locked=locked, connection=connection))
         except Exception:  # noqa: S110 - retried one by one just below
             pass
     results: list[str | Exception] = []
     for report, now in reports:
         try:
-            results.append(write_report(engine, report, now, locked=locked))
+            results.append(write_report(engine, report, now, locked=locked, connection=connection))
         except Exception as exc:
             results.append(exc)
     return results
 
 
 def _write_with_retries(
-    engine: Engine, reports: Sequence[tuple[JobReport, datetime]], *, locked: bool
+    engine: Engine,
+    reports: Sequence[tuple[JobReport, datetime]],
+    *,
+    locked: bool,
+    connection: Connection | None,
 ) -> list[str]:
     for attempt in range(_INSERT_RACE_RETRIES):
         try:
-            with write_transaction(engine, locked=locked) as connection:
-                return _write_batch(connection, reports)
+            with write_transaction(engine, locked=locked, connection=connection) as written:
+                return _write_batch(written, reports)
         except IntegrityError:
             # Two first callbacks of one job raced on PostgreSQL; the loser retries and
             # finds the winner's row to update.
@@ -107,7 +124,7 @@ def _write_batch(
     keys = sorted({report.job_key for report, _ in reports})
     stored = {row["job_key"]: row for row in _stored_rows(connection, sql, keys)}
     rows: dict[str, dict[str, Any]] = dict(stored)
-    changes: list[RollupChange] = []
+    sums = RollupSums()
     commits = _CommitChanges(connection, sql)
     backends: dict[str, dict[str, Any]] = {}
     outcomes: list[str] = []
@@ -115,12 +132,14 @@ def _write_batch(
     for report, now in reports:
         old = rows.get(report.job_key)
         row = merged_row(old, report, now)
-        if old is not None and all(old.get(k) == v for k, v in row.items()):
+        if old is not None and same_values(old, row):
             outcomes.append("unchanged")
             continue
         outcomes.append("created" if old is None else "updated")
         rows[report.job_key] = row
-        changes.append(rollup_change(None if old is None else row_facts(old), row_facts(row)))
+        if old is not None:
+            sums.add_row(old, -1)
+        sums.add_row(row, 1)
         commits.track(old, row)
         _touch(backends, row, now)
         written.append((old, row, now))
@@ -131,7 +150,7 @@ def _write_batch(
     for key in keys:
         if key in stored and rows[key] is not stored[key]:
             new, old_row = rows[key], stored[key]
-            names = tuple(n for n in JOB_COLUMNS if new[n] != old_row[n])
+            names = tuple(compress(JOB_COLUMNS, map(ne, _job_values(new), _job_values(old_row))))
             if not names:  # changed, then changed back, within this batch
                 continue
             by_columns.setdefault(names, []).append(
@@ -141,7 +160,7 @@ def _write_batch(
         execute_many(connection, update_job_setting(names), params)
     if written:
         record_levels(connection, written)
-    apply_rollup_change(connection, changes[0] if len(changes) == 1 else summed(changes))
+    apply_rollup_change(connection, sums.change())
     commits.finish()
     if backends:
         execute_many(connection, sql.touch_backend, list(backends.values()))
@@ -160,7 +179,7 @@ def _stored_rows(
     if connection.dialect.name == "postgresql":
         result = connection.execute(sql.select_jobs_for_update, {"job_keys": keys})
         return [dict(row) for row in result.mappings()]
-    return fetch_rows(connection, sql.select_jobs, {"job_keys": json.dumps(keys)})
+    return fetch_rows(connection, sql.select_jobs, {"job_keys": json_array(keys)})
 
 
 def _touch(backends: dict[str, dict[str, Any]], row: Mapping[str, Any], now: datetime) -> None:
@@ -252,11 +271,7 @@ def _add_counts(
     """Add each key's deltas to its rollup row, creating it; drop rows left counting nothing."""
     if not deltas:
         return
-    params = [
-        {**dict(zip(table.key, key, strict=True)), **{c: d.get(c, 0) for c in table.counters}}
-        for key, d in deltas.items()
-    ]
-    execute_many(connection, table.add, params)
+    execute_many(connection, table.add, [table.params(key, d) for key, d in deltas.items()])
     size = "count" if "count" in table.counters else "jobs"
     emptied = [
         dict(zip(table.key, key, strict=True)) for key, d in deltas.items() if d.get(size, 0) < 0
