@@ -7,7 +7,6 @@ import math
 import urllib.parse
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -56,13 +55,21 @@ def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
     return max(1, math.ceil(ttl * 1000))
 
 
-@dataclass(frozen=True, slots=True)
 class RawJson:
     """A JSON value kept as the text it came in (UTF-8), which `encode` and `encode_bytes`
     write out as it is: a callback's 20-40 KB echoed webhook payload is forwarded to an
-    HTTP HUD without being parsed into Python objects and encoded anew."""
+    HTTP HUD without being parsed into Python objects and encoded anew.
 
-    text: bytes
+    Not a dataclass: orjson writes dataclasses as objects itself, without asking `default`.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"RawJson({self.text[:40]!r}...)"
 
 
 def _raw_fragment(value: Any) -> orjson.Fragment:

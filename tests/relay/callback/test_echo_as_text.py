@@ -12,11 +12,12 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from crcr.relay.callback.schema import parse_callback
-from crcr.stores.keys import RawJson, decode, encode, encode_bytes
+from crcr.stores.keys import RawJson, _raw_fragment, decode, encode, encode_bytes
 from crcr.web.json_body import load_json
 
 JSON_VALUES = st.recursive(
@@ -25,8 +26,9 @@ JSON_VALUES = st.recursive(
     | st.integers(-(2**70), 2**70)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=20),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=8), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -68,6 +70,10 @@ def test_the_payload_as_text_reads_as_the_payload_parsed(
 
     assert isinstance(as_text["payload"], RawJson)
     assert _as_sent(as_text) == _as_sent(parsed)
+    if all(isinstance(v, RawJson) for k, v in as_text.items() if k != "workflow"):
+        # Written by orjson as it came (json.dumps's ", " kept), not parsed again.
+        sent = orjson.dumps(as_text["payload"], default=_raw_fragment)
+        assert sent == json.dumps(payload, ensure_ascii=False).encode()
     assert decode(encode(as_text)) == decode(encode(parsed))
 
 
@@ -77,6 +83,14 @@ def test_what_msgspec_refuses_is_parsed_as_before() -> None:
     callback = parse_callback(raw)
 
     assert callback.as_received() == callback.with_checked_workflow(load_json(raw))
+
+
+def test_a_document_with_raw_values_is_written_by_orjson() -> None:
+    """The fast path is taken: the raw text appears verbatim (its spaces kept)."""
+    document = {"payload": RawJson(b'{"a": [1, 2]}'), "workflow": {"b": 1}}
+
+    assert encode_bytes(document) == b'{"payload":{"a": [1, 2]},"workflow":{"b":1}}'
+    assert encode(document) == '{"payload":{"a": [1, 2]},"workflow":{"b":1}}'
 
 
 def test_a_raw_value_falls_back_with_the_rest_when_orjson_refuses_the_document() -> None:
