@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
-from crcr.stores.keys import compose, key_part, merged, ttl_milliseconds, unescape_part
+from crcr.stores.keys import (
+    _ESCAPES,
+    compose,
+    key_part,
+    merged,
+    ttl_milliseconds,
+    unescape_part,
+)
 
 
 @pytest.mark.parametrize("part", ["plain", "a:b", "{tag}", "100%", "%3A", ""])
@@ -12,6 +21,15 @@ def test_an_escaped_part_round_trips_and_holds_no_separator(part: str) -> None:
     escaped = key_part(part)
     assert ":" not in escaped and "{" not in escaped and "}" not in escaped
     assert unescape_part(escaped) == part
+
+
+@given(st.one_of(st.text(), st.text(alphabet="%:{}a3A7BD5", max_size=30)))
+@example("%3A:{%7B}")
+@example("100%")
+def test_escaping_by_replaces_is_the_translation(part: str) -> None:
+    """`key_part`'s replaces give what the escape table's translation gives."""
+    assert key_part(part) == part.translate(_ESCAPES)
+    assert unescape_part(key_part(part)) == part
 
 
 def test_composed_keys_cannot_collide() -> None:

@@ -30,7 +30,11 @@ def key_part(value: str) -> str:
     containing them can neither collide with another key nor move a key to another slot.
     """
     if "%" in value or ":" in value or "{" in value or "}" in value:
-        return value.translate(_ESCAPES)
+        # Four replaces, `%` first so that no escape is escaped again: what
+        # `value.translate(_ESCAPES)` gives, in a tenth of its time (a translate to
+        # multi-character strings goes character by character through a dict), and a
+        # job key always has its `:`s. `tests/stores/test_keys.py` holds the two equal.
+        return value.replace("%", "%25").replace(":", "%3A").replace("{", "%7B").replace("}", "%7D")
     return value  # the usual case, and ten times faster than a translate that finds nothing
 
 
@@ -51,6 +55,37 @@ def ttl_milliseconds(ttl: float, *, name: str = "ttl") -> int:
     return max(1, math.ceil(ttl * 1000))
 
 
+class RawJson:
+    """A JSON value kept as the text it came in (UTF-8), which `encode` and `encode_bytes`
+    write out as it is: a callback's 20-40 KB echoed webhook payload is forwarded to an
+    HTTP HUD without being parsed into Python objects and encoded anew.
+
+    Not a dataclass: orjson writes dataclasses as objects itself, without asking `default`.
+    """
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: bytes) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return f"RawJson({self.text[:40]!r}...)"
+
+
+def _raw_fragment(value: Any) -> orjson.Fragment:
+    """orjson's `default`: a `RawJson` written as its text."""
+    if isinstance(value, RawJson):
+        return orjson.Fragment(value.text)
+    raise TypeError(f"Type is not JSON serializable: {type(value).__name__}")
+
+
+def _raw_parsed(value: Any) -> Any:
+    """The standard library's `default`: a `RawJson` as the value its text holds."""
+    if isinstance(value, RawJson):
+        return json.loads(value.text)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
 def encode(value: Any) -> str:
     """Serialise a JSON value compactly (records and payloads are stored as JSON text).
 
@@ -58,9 +93,9 @@ def encode(value: Any) -> str:
     through here on each transition.
     """
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS).decode()
+        return orjson.dumps(value, default=_raw_fragment, option=orjson.OPT_NON_STR_KEYS).decode()
     except TypeError:
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_raw_parsed)
 
 
 def encode_bytes(value: Any) -> bytes:
@@ -72,9 +107,10 @@ def encode_bytes(value: Any) -> bytes:
     falls back to the standard library, which writes the same JSON.
     """
     try:
-        return orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(value, default=_raw_fragment, option=orjson.OPT_NON_STR_KEYS)
     except TypeError:  # orjson.JSONEncodeError is a TypeError
-        return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False, default=_raw_parsed)
+        return text.encode()
 
 
 def decode(text: str | bytes) -> Any:

@@ -9,6 +9,7 @@ other relays).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import urlsplit
 
 MAX_URL_LENGTH = 2000
@@ -56,8 +57,11 @@ def is_web_url(url: object, *, allow_http: bool = False) -> bool:
     return isinstance(url, str) and web_url_problem(url, allow_http=allow_http) is None
 
 
+@lru_cache(maxsize=8)
 def github_web_url(api_url: str) -> str:
     """The web address of the GitHub behind a REST API URL.
+
+    Remembered: every callback asks it of the one configured URL (a URL split each time).
 
     `https://api.github.com` → `https://github.com`; GitHub Enterprise Server's
     `https://HOST/api/v3` → `https://HOST`. Anything else (the sandbox) stands in for

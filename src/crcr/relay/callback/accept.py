@@ -29,11 +29,11 @@ from crcr.relay.jobs.job import Job, JobCompletion
 from crcr.relay.jobs.lifecycle import (
     COMPLETION_GRACE,
     Classification,
-    JobKey,
     JobState,
     ReportedStatus,
     allowed_from_for_store,
     classify,
+    job_store_key,
 )
 from crcr.relay.results.body import elapsed, job_hud_body, queue_time
 from crcr.relay.results.forwarder import Delivery, ForwardResult
@@ -62,9 +62,9 @@ def callback_payload_for(deps: CallbackDeps, callback: ParsedCallback) -> dict[s
 def job_key_for(body: CallbackBody, repo: str) -> str:
     """The store key of the job a callback reports on."""
     workflow = body.workflow
-    return JobKey(
+    return job_store_key(
         body.delivery_id, repo, workflow.run_id, workflow.run_attempt, workflow.job_name
-    ).as_store_key()
+    )
 
 
 def job_count(deps: CallbackDeps, delivery_id: str, repo: str) -> JobCount:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Annotated, Any
 
+import msgspec
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -27,6 +28,7 @@ from crcr.failure_detail.visible_text import has_format_characters, visible
 from crcr.failure_detail.workflow import sanitise_failure_detail
 from crcr.hud.write.fields import conclusion_problem, run_attempt_number, utc_timestamp
 from crcr.relay.jobs.lifecycle import ReportedStatus
+from crcr.stores.keys import RawJson
 from crcr.web.json_body import InvalidJson, load_json
 from crcr.web.refusal import Invalid, TooLarge
 from crcr.web.web_urls import web_url_problem
@@ -251,9 +253,13 @@ class ParsedCallback:
     def as_received(self) -> dict[str, Any]:
         """The whole body as sent, echoed payload included (for a HUD reached over HTTP).
 
-        The run link is the checked one (`with_run_url`), not the one sent.
+        The run link is the checked one (`with_run_url`), not the one sent. Every value
+        but `workflow` is kept as its text (`RawJson`), written out again as it came.
         """
-        document: dict[str, Any] = _json_document(self.raw)
+        return self.with_checked_workflow(_top_level_as_text(self.raw))
+
+    def with_checked_workflow(self, document: dict[str, Any]) -> dict[str, Any]:
+        """`document` (this body, parsed) with its `workflow` as the relay checked it."""
         if isinstance(document.get("workflow"), dict):
             # Forwarded as sanitised as the relay's own copy: a HUD is never handed
             # an unbounded list or a verdict the relay dropped.
@@ -300,7 +306,30 @@ def _validated(document: Any, context: dict[str, Any]) -> CallbackBody:
         raise Invalid(describe_first_error(exc)) from None
 
 
-def _json_document(raw: bytes) -> Any:
+_TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
+"""A body's top-level values as their undecoded JSON text (`msgspec.Raw`): neither
+pydantic nor orjson can leave a value unparsed, and re-parsing the echoed payload for
+an HTTP HUD cost as much as checking the callback."""
+
+
+def _top_level_as_text(raw: bytes) -> dict[str, Any]:
+    """The body's top level, `workflow` parsed and every other value kept as its text.
+
+    What msgspec's reader refuses (lone surrogates, NaN, deep nesting), the standard
+    parse reads as before (`_json_document`).
+    """
+    try:
+        top = _TOP_LEVEL.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        document: dict[str, Any] = _json_document(raw)
+        return document
+    return {
+        name: _json_document(memoryview(value)) if name == "workflow" else RawJson(bytes(value))
+        for name, value in top.items()
+    }
+
+
+def _json_document(raw: bytes | memoryview) -> Any:
     """The parsed body (`json_body.load_json`), its problem a 400 naming the body."""
     try:
         return load_json(raw)

@@ -34,9 +34,11 @@ from crcr.relay.checks.check_runs import (
     TERMINAL_STATES,
     CheckReport,
     latest_per_check,
+    report_from_job,
 )
 from crcr.relay.checks.github_text import code, commit_text, link, mentions, run_id_text
 from crcr.relay.jobs.events import ClaimRead
+from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.queue_handler import HandlerResult
 from crcr.stores.roles import JobSummaries, LeaseClaims, RetryQueue
 from crcr.stores.state import ClaimRef, LeasedItem
@@ -220,20 +222,24 @@ class OncallNotifier:
                 return
         await self._queue(report, summary_repo, cause, recovered=True)
 
-    async def follow_below_l3(self, report: CheckReport, seen: ClaimRead | None = None) -> None:
+    async def follow_below_l3(self, job: Job, seen: ClaimRead | None = None) -> None:
         """Keep the comment current for a finished PR job recorded below L3 (SPEC §10.2).
 
         Its backend was L3/L4 when the comment was posted and is lower now (a merged
         demotion): the comment still shows its jobs' latest state. The job summaries of
         L2 jobs are kept only then, so a backend without a comment costs one store read,
-        or none when the job's transition read it (`seen`).
+        or none when the job's transition read it (`seen`); the job's check report is
+        built only for a backend with a comment (every finished L2 PR job asks).
         """
-        if report.pr_number is None or report.state not in TERMINAL_STATES:
+        pr_number = job.dispatch.context.pr_number or None
+        if pr_number is None or job.state not in TERMINAL_STATES:
             return
-        entry = (await self._allowlist()).entry(report.repo)
-        repo = entry.repo if entry is not None else report.repo  # how summaries are keyed
-        if not await self.has_comment(report.pr_number, repo, seen):
+        entry = (await self._allowlist()).entry(job.verified_repo)
+        # How summaries are keyed: the allowlist's spelling.
+        repo = entry.repo if entry is not None else job.verified_repo
+        if not await self.has_comment(pr_number, repo, seen):
             return
+        report = report_from_job(job)
         summary = report.to_summary()
         await self._store.put_job_summary(report.head_sha, repo, report.job_key, summary, self._ttl)
         await self._queue(report, repo, f"{report.job_key}:{report.state}:below-l3", recovered=True)

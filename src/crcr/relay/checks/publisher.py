@@ -187,7 +187,7 @@ class CheckPublisher:
             return
         if job.level < Level.L3 and not await self._replaces_a_shown_check(job):
             if job.state in TERMINAL_STATES and job.dispatch.context.pr_number:
-                await self.oncall.follow_below_l3(report_from_job(job), event.oncall_comment)
+                await self.oncall.follow_below_l3(job, event.oncall_comment)
             return
         report = report_from_job(job)
         allowlist = await self._allowlist()

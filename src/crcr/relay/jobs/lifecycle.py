@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
@@ -96,10 +97,24 @@ class JobKey:
 
     def as_store_key(self) -> str:
         """One unambiguous string (each part %-escaped, `:`-joined) for the store."""
-        parts = (self.delivery_id, self.repo.lower(), self.run_id, self.run_attempt, self.job_name)
-        return ":".join(
-            [part if _UNESCAPED.fullmatch(part) else quote(part, safe="") for part in parts]
+        return job_store_key(
+            self.delivery_id, self.repo, self.run_id, self.run_attempt, self.job_name
         )
+
+
+def job_store_key(delivery_id: str, repo: str, run_id: str, run_attempt: str, job_name: str) -> str:
+    """`JobKey(...).as_store_key()` without the `JobKey` (the callback's path builds one
+    key per callback and needs nothing else of it)."""
+    parts = (delivery_id, repo.lower(), run_id, run_attempt, job_name)
+    return ":".join([part if _UNESCAPED.fullmatch(part) else _escaped(part) for part in parts])
+
+
+@lru_cache(maxsize=4096)
+def _escaped(part: str) -> str:
+    """`quote(part, safe="")`, remembered: the parts that need it are a repository's name
+    (its `/`) and job names with spaces, the same few on every callback of a backend,
+    and quote walks the part byte by byte in Python."""
+    return quote(part, safe="")
 
 
 @dataclass(frozen=True)

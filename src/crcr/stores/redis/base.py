@@ -51,6 +51,9 @@ class RedisStoreBase(Lifecycle):
         timeout: float = 5.0,
     ) -> None:
         self._client = client
+        self._on_cluster = isinstance(client, RedisCluster)
+        """Asked once: `RedisCluster` is a typing Protocol's subclass, whose `isinstance`
+        goes through typing's slow check (a callback's transition asked it each time)."""
         self._keys = RedisKeys(prefix)
         self._scripts: dict[str, AsyncScript] = {}
         self._batch_client = batch_client

@@ -43,6 +43,7 @@ class CommandBatcher:
 
     def __init__(self, client: redis.Redis | RedisCluster, *, timeout: float) -> None:
         self._client = client
+        self._on_cluster = isinstance(client, RedisCluster)  # asked once: a slow isinstance
         self._timeout = timeout
         self._waiting: list[Waiting] = []
         self._sender: asyncio.Task[None] | None = None
@@ -125,13 +126,15 @@ class CommandBatcher:
         """Send `commands` in one write and read their replies, an error reply as its
         exception; a connection failure is retried as redis-py's pipeline retries it."""
         client = self._client
-        if isinstance(client, RedisCluster):
+        if self._on_cluster:
+            assert isinstance(client, RedisCluster)
             async with client.pipeline(False) as pipe:
                 for command in commands:
                     pipe.execute_command(*command)
                 return list(await pipe.execute(raise_on_error=False))
         connection = self._connection
         if connection is None:
+            assert isinstance(client, redis.Redis)  # not a Cluster: asked once per connection
             pool = client.connection_pool
             connection = self._connection = await pool.get_connection()  # type: ignore[no-untyped-call]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 
-from redis.asyncio.cluster import RedisCluster
-
 from crcr.stores.keys import ttl_milliseconds
 from crcr.stores.redis import scripts as lua
 from crcr.stores.redis.batching import Command
@@ -80,7 +78,7 @@ class RedisJobs(RedisDeadlines, JobStates):
         ]
         args = tracking + _transition_args(allowed_from, new, ttl)
         script, keys = lua.TRANSITION_TRACKED_JOB, [job, deadlines]
-        if count is not None and isinstance(self._client, RedisCluster):
+        if count is not None and self._on_cluster:
             hit = await self._run(
                 lua.HIT_RATE_LIMIT,
                 [self._keys.rate(count.key)],
