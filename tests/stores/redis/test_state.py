@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import shutil
@@ -81,6 +82,30 @@ async def test_the_combined_rate_limit_call_survives_a_script_flush(
         private_redis.script_flush()  # as after a Redis restart
         decision, record = await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r")
         assert (decision.allowed, decision.remaining, record) == (True, 3, None)
+    finally:
+        await store.close()
+
+
+@pytest.mark.redis
+async def test_callers_that_find_a_script_missing_together_load_it_once(
+    private_redis: redis.Redis,
+) -> None:
+    # Each loading it on a connection of its own took 500 at once on a fresh Cluster
+    # node, past the client's limit: every caller failed with MaxConnectionsError.
+    path = private_redis.connection_pool.connection_kwargs["path"]
+    store = RedisStateStore.from_url(f"unix://{path}")
+    try:
+        await store.hit_rate_limit("org/warm", 1, 60)
+        private_redis.script_flush()  # as after a Redis restart
+        private_redis.config_resetstat()
+
+        decisions = await asyncio.gather(
+            *(store.hit_rate_limit("org/r", 1_000, 60) for _ in range(300))
+        )
+
+        assert sorted(d.remaining for d in decisions) == list(range(700, 1_000))
+        loads = private_redis.info("commandstats").get("cmdstat_script|load", {})
+        assert loads.get("calls") == 1
     finally:
         await store.close()
 

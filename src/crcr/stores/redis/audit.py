@@ -83,8 +83,7 @@ class RedisAudit(RedisStoreBase, AllowlistStamp, AuditLog):
             with unavailable_on_error():
                 replies = await self._batcher.execute([*commands, *then])
             if attempt == 0 and any(isinstance(r, NoScriptError) for r in replies):
-                with unavailable_on_error():
-                    script.sha = await self._client.script_load(script.script)
+                await self._reload(script)
                 continue
             raise_failed(replies)
             return

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from typing import Any, Self
 
@@ -56,6 +57,7 @@ class RedisStoreBase(Lifecycle):
         goes through typing's slow check (a callback's transition asked it each time)."""
         self._keys = RedisKeys(prefix)
         self._scripts: dict[str, AsyncScript] = {}
+        self._loading: dict[AsyncScript, asyncio.Future[str]] = {}
         self._batch_client = batch_client
         self._batcher = CommandBatcher(batch_client or client, timeout=timeout)
 
@@ -115,6 +117,18 @@ class RedisStoreBase(Lifecycle):
             registered = self._scripts[script] = self._client.register_script(script)
         return registered
 
+    async def _reload(self, registered: AsyncScript) -> None:
+        """Load a script Redis lost (restarted, flushed, a new Cluster node) once for all
+        the callers that found it missing together, not once each: a burst of 500
+        callers would each take a connection for it, and a Cluster client refuses more
+        than its limit (redis-py's `MaxConnectionsError`, so every caller failed)."""
+        loading = self._loading.get(registered)
+        if loading is None or loading.done():
+            loading = asyncio.ensure_future(self._client.script_load(registered.script))
+            self._loading[registered] = loading
+        with unavailable_on_error():
+            registered.sha = await asyncio.shield(loading)
+
     async def _run(self, script: str, keys: Sequence[str], args: Sequence[str | int]) -> Any:
         return (await self._run_with(script, keys, args))[0]
 
@@ -141,8 +155,7 @@ class RedisStoreBase(Lifecycle):
                     raise unavailable(exc) from exc
                 raise
             if isinstance(replies[0], NoScriptError) and attempt == 0:
-                with unavailable_on_error():
-                    registered.sha = await self._client.script_load(registered.script)
+                await self._reload(registered)
                 continue
             raise_failed(replies)
             return replies
@@ -172,8 +185,7 @@ class RedisStoreBase(Lifecycle):
             todo = [i for i in todo if isinstance(results[i], NoScriptError)]
             if not todo or attempt == 1:
                 break
-            with unavailable_on_error():
-                registered.sha = await self._client.script_load(registered.script)
+            await self._reload(registered)
         raise_failed(results)
         return results
 
