@@ -10,7 +10,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -67,47 +67,50 @@ def test_keys_carry_the_prefix_and_a_hash_tag_that_braces_cannot_break() -> None
         RedisKeys("crcr:{x}:")
 
 
-@pytest.mark.redis
-async def test_the_combined_rate_limit_call_survives_a_script_flush(
-    private_redis: redis.Redis,
-) -> None:
-    # On a server of its own: SCRIPT FLUSH empties the whole server's script cache, which
-    # on the shared one would reach every other test running at the same time.
+@pytest.fixture
+async def private_store(private_redis: redis.Redis) -> AsyncIterator[RedisStateStore]:
+    """A store on `private_redis`: SCRIPT FLUSH empties the whole server's script cache,
+    which on the shared server would reach every other test running at the same time."""
     path = private_redis.connection_pool.connection_kwargs["path"]
     store = RedisStateStore.from_url(f"unix://{path}")
     try:
-        assert (await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r"))[
-            0
-        ].allowed
-        private_redis.script_flush()  # as after a Redis restart
-        decision, record = await store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r")
-        assert (decision.allowed, decision.remaining, record) == (True, 3, None)
+        yield store
     finally:
         await store.close()
+
+
+@pytest.mark.redis
+async def test_the_combined_rate_limit_call_survives_a_script_flush(
+    private_redis: redis.Redis, private_store: RedisStateStore
+) -> None:
+    first, _ = await private_store.hit_rate_limit_and_get_dispatch("org/r", 5, 60, "d", "org/r")
+    assert first.allowed
+    private_redis.script_flush()  # as after a Redis restart
+
+    decision, record = await private_store.hit_rate_limit_and_get_dispatch(
+        "org/r", 5, 60, "d", "org/r"
+    )
+
+    assert (decision.allowed, decision.remaining, record) == (True, 3, None)
 
 
 @pytest.mark.redis
 async def test_callers_that_find_a_script_missing_together_load_it_once(
-    private_redis: redis.Redis,
+    private_redis: redis.Redis, private_store: RedisStateStore
 ) -> None:
     # Each loading it on a connection of its own took 500 at once on a fresh Cluster
     # node, past the client's limit: every caller failed with MaxConnectionsError.
-    path = private_redis.connection_pool.connection_kwargs["path"]
-    store = RedisStateStore.from_url(f"unix://{path}")
-    try:
-        await store.hit_rate_limit("org/warm", 1, 60)
-        private_redis.script_flush()  # as after a Redis restart
-        private_redis.config_resetstat()
+    await private_store.hit_rate_limit("org/warm", 1, 60)
+    private_redis.script_flush()  # as after a Redis restart
+    private_redis.config_resetstat()
 
-        decisions = await asyncio.gather(
-            *(store.hit_rate_limit("org/r", 1_000, 60) for _ in range(300))
-        )
+    decisions = await asyncio.gather(
+        *(private_store.hit_rate_limit("org/r", 1_000, 60) for _ in range(300))
+    )
 
-        assert sorted(d.remaining for d in decisions) == list(range(700, 1_000))
-        loads = private_redis.info("commandstats").get("cmdstat_script|load", {})
-        assert loads.get("calls") == 1
-    finally:
-        await store.close()
+    assert sorted(d.remaining for d in decisions) == list(range(700, 1_000))
+    loads = private_redis.info("commandstats").get("cmdstat_script|load", {})
+    assert loads.get("calls") == 1
 
 
 # --- a server that refuses (failover, full memory) -------------------------------
