@@ -7,7 +7,8 @@ that PR for 24 hours and no longer.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -44,21 +45,33 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def world(
+def instance(
     opener: StoreOpener,
     tmp_path: Path,
     sandbox_app: SandboxApp,
     signing_key: SigningKey,
     clock: Clock,
-) -> AsyncIterator[World]:
-    """The check-run world, without the L4 confirmation re-run (its own re-run would mix
-    with the button's) and with a clock the test moves."""
+) -> Callable[[], AbstractAsyncContextManager[World]]:
+    """Relay instances sharing one store and sandbox: the check-run world, without the
+    L4 confirmation re-run (its own re-run would mix with the button's) and with a clock
+    the test moves."""
     sandbox = installed_sandbox(sandbox_app)
-    async with open_world(
-        opener, tmp_path, sandbox, signing_key, clock=clock, l4_confirm_rerun=0
-    ) as opened:
-        opened.runtime.sweeper.extra_steps.clear()
-        opened.checks.inline_budget = opened.checks.backfill_budget = 30.0
+
+    @asynccontextmanager
+    async def opened() -> AsyncIterator[World]:
+        async with open_world(
+            opener, tmp_path, sandbox, signing_key, clock=clock, l4_confirm_rerun=0
+        ) as world:
+            world.runtime.sweeper.extra_steps.clear()
+            world.checks.inline_budget = world.checks.backfill_budget = 30.0
+            yield world
+
+    return opened
+
+
+@pytest.fixture
+async def world(instance: Callable[[], AbstractAsyncContextManager[World]]) -> AsyncIterator[World]:
+    async with instance() as opened:
         yield opened
 
 
@@ -110,18 +123,20 @@ async def test_re_run_failed_re_runs_the_failed_jobs_of_the_downstream_run(world
     assert (rerun.run_id, rerun.kind) == (RUN_ID, "rerun-failed-jobs")
 
 
+BUILD = {  # the check run GitHub shows for a job of this PR, as crcr names it
+    "id": 1,
+    "name": f"crcr/{L4_REPO}/ci/build",
+    "head_sha": HEAD_SHA,
+    "external_id": f"{RUN_ID}:{PR_NUMBER}",
+    "details_url": run_url(L4_REPO, RUN_ID),
+}
+
+
 async def test_snooze_keeps_the_oncall_comment_off_the_pr_for_24_hours(
     world: World, clock: Clock
 ) -> None:
     delivery = await world.pull_request()
-    build = {  # the check run GitHub shows for a job of this PR, as crcr names it
-        "id": 1,
-        "name": f"crcr/{L4_REPO}/ci/build",
-        "head_sha": HEAD_SHA,
-        "external_id": f"{RUN_ID}:{PR_NUMBER}",
-        "details_url": run_url(L4_REPO, RUN_ID),
-    }
-    answer = await _press(world, build, "snooze-24h")
+    answer = await _press(world, BUILD, "snooze-24h")
     assert answer["snoozed"]["repo"] == L4_REPO
     assert answer["snoozed"]["pr_number"] == PR_NUMBER
 
@@ -132,3 +147,17 @@ async def test_snooze_keeps_the_oncall_comment_off_the_pr_for_24_hours(
     await _fail(world, delivery, job="lint", run_id=RUN_ID + 1)
     (comment,) = world.comments()
     assert "oncall1" in comment["body"]
+
+
+async def test_a_snooze_pressed_on_one_instance_holds_on_another(
+    instance: Callable[[], AbstractAsyncContextManager[World]],
+) -> None:
+    async with instance() as pressed_on, instance() as reported_to:
+        delivery = await pressed_on.pull_request()
+        await _press(pressed_on, BUILD, "snooze-24h")
+
+        await _fail(reported_to, delivery)
+        await pressed_on.settle()
+
+        assert reported_to.latest(CHECK)["conclusion"] == "failure"
+        assert reported_to.comments() == []

@@ -36,7 +36,7 @@ async def test_a_docs_only_pr_skips_a_source_backend_until_a_push_touches_source
     relay = Budgeted(opener, tmp_path, sandbox_app, signing_key)
     relay.sandbox.add_pull(UPSTREAM, 9, head_sha=DOCS_HEAD)
     set_pull_files(relay.sandbox, UPSTREAM, 9, ["docs/index.md", "README.md", "src/notes.md"])
-    async with relay.instance() as world:
+    async with relay.instance() as world, relay.instance() as other:
         _, answer = await open_pr(world, 9, DOCS_HEAD)
         assert answer["skipped"] == [FILTERED]
         assert FILTERED not in answer["dispatched"]
@@ -44,7 +44,7 @@ async def test_a_docs_only_pr_skips_a_source_backend_until_a_push_touches_source
 
         relay.sandbox.record_pull_head(UPSTREAM, 9, head_sha=SOURCE_HEAD)
         set_pull_files(relay.sandbox, UPSTREAM, 9, ["docs/index.md", "torch/nn/linear.py"])
-        _, answer = await open_pr(world, 9, SOURCE_HEAD, "synchronize")
+        _, answer = await open_pr(other, 9, SOURCE_HEAD, "synchronize")  # the push's webhook
 
         assert FILTERED in answer["dispatched"]
         assert "skipped" not in answer
