@@ -43,8 +43,7 @@ from crcr.hud.levels.backfill import backfill_levels
 from crcr.hud.models import JOBS, JobExecution
 from crcr.hud.queries import HudQueries
 from crcr.hud.write.ingest import HudIngestor
-from crcr.hud.write.merge import row_facts
-from crcr.hud.write.rollups import RollupChange, rollup_change, summed
+from crcr.hud.write.rollups import RollupSums
 from crcr.hud.write.writer import apply_rollup_change
 
 JOBS_PER_COMMIT = ["build", "lint", *(f"test-{i}" for i in range(1, 9))]
@@ -103,12 +102,6 @@ def _rows(total: int, backends: int, days: int, now: datetime) -> Iterator[dict[
         }
 
 
-def _with_batch(engine: Engine, rollups: RollupChange, batch: list[dict[str, Any]]) -> RollupChange:
-    """Insert one batch of rows; the rollups so far plus theirs."""
-    _insert_jobs(engine, batch)
-    return summed([rollups, *(rollup_change(None, row_facts(row)) for row in batch)])
-
-
 def _insert_jobs(engine: Engine, batch: list[dict[str, Any]]) -> None:
     """One batch of job rows: COPY on PostgreSQL, executemany on SQLite."""
     if engine.dialect.name != "postgresql":
@@ -130,17 +123,18 @@ def _insert_jobs(engine: Engine, batch: list[dict[str, Any]]) -> None:
 def bulk_load(engine: Engine, rows: int, backends: int, days: int, now: datetime) -> float:
     """Insert rows in batches plus their rollups; returns seconds taken."""
     started = time.perf_counter()
-    rollups = RollupChange(daily={}, prs={}, buckets={})
+    rollups = RollupSums()  # what the write path would have counted, row by row
     batch: list[dict[str, Any]] = []
     for row in _rows(rows, backends, days, now):
         batch.append(row)
+        rollups.add_row(row, 1)
         if len(batch) == BATCH:
-            rollups = _with_batch(engine, rollups, batch)
+            _insert_jobs(engine, batch)
             batch = []
     if batch:
-        rollups = _with_batch(engine, rollups, batch)
+        _insert_jobs(engine, batch)
     with write_transaction(engine) as connection:
-        apply_rollup_change(connection, rollups)
+        apply_rollup_change(connection, rollups.change())
         connection.execute(
             text(
                 "INSERT INTO hud_backends (repo, level, first_seen_at, last_run_at) "

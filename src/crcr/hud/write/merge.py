@@ -18,7 +18,6 @@ from operator import attrgetter
 from typing import Any
 
 from crcr.hud.write.report import JobReport
-from crcr.hud.write.rollups import RollupFacts
 
 IDENTITY_FIELDS = (
     "downstream_repo",
@@ -112,19 +111,3 @@ def same_values(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
 _identity = attrgetter(*IDENTITY_FIELDS)
 _context = attrgetter(*CONTEXT_FIELDS)
 _carried = attrgetter(*CARRIED_FIELDS)
-
-
-def row_facts(row: Mapping[str, Any]) -> RollupFacts:
-    """The parts of a row the rollups count."""
-    return RollupFacts(
-        downstream_repo=row["downstream_repo"],
-        day=row["day"],
-        event_type=row["event_type"],
-        pr_number=row["pr_number"],
-        status=row["status"],
-        conclusion=row["conclusion"],
-        queue_time=row["queue_time"],
-        execution_time=row["execution_time"],
-        duration=row["duration"],
-        superseded=row.get("superseded_by") is not None,
-    )

@@ -1,7 +1,8 @@
-"""What one job row contributes to the rollups, and the net change when a row is rewritten.
+"""What one job row contributes to the rollups, and the net change when rows are rewritten.
 
-Pure functions: the write path computes `rollup_change(old, new)` and applies it in the
-same transaction as the row, so rollups always equal an aggregate over the raw rows.
+Pure: the write path sums each row it replaces (-1) and writes (+1) in `RollupSums` and
+applies the net change in the same transaction as the rows, so rollups always equal an
+aggregate over the raw rows.
 
 Latency percentiles come from per-day log-scale histograms (8 buckets per doubling, so a
 reported percentile is within about 4.5 % of the exact value) rather than from raw rows:
@@ -11,7 +12,7 @@ the metrics page then reads O(backends x days x buckets) rows however many jobs 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import Any, TypeVar
@@ -25,23 +26,6 @@ DailyKey = tuple[str, date, str]
 PrKey = tuple[str, date, str, int]
 BucketKey = tuple[str, date, int, int]
 K = TypeVar("K")
-
-
-@dataclass(frozen=True)
-class RollupFacts:
-    """The parts of a stored job row that the rollups depend on."""
-
-    downstream_repo: str
-    day: date
-    event_type: str
-    pr_number: int
-    status: str
-    conclusion: str | None
-    queue_time: float | None
-    execution_time: float | None
-    duration: float | None
-    superseded: bool = False
-    """A newer head of its PR superseded the job (SPEC §15): it counts in no rollup."""
 
 
 @dataclass(frozen=True)
@@ -126,23 +110,9 @@ class RollupSums:
         self.prs: dict[PrKey, int] = {}
         self.buckets: dict[BucketKey, int] = {}
 
-    def add_facts(self, facts: RollupFacts, sign: int) -> None:
-        """Count (sign 1) or uncount (sign -1) a row given by its rollup facts."""
-        if facts.superseded:
-            return
-        self._count(
-            facts.downstream_repo,
-            facts.day,
-            facts.event_type,
-            facts.pr_number,
-            facts.status,
-            facts.conclusion,
-            (facts.queue_time, facts.execution_time, facts.duration),
-            sign,
-        )
-
     def add_row(self, row: Mapping[str, Any], sign: int) -> None:
-        """`add_facts` of a job row (a mapping of its columns), without building its facts."""
+        """Count (sign 1) or uncount (sign -1) a job row, given as a mapping of its columns;
+        a row a newer head of its PR superseded (SPEC §15) counts in no rollup."""
         if row.get("superseded_by") is not None:
             return
         self._count(
@@ -182,15 +152,6 @@ class RollupSums:
         return _without_zeros(self.daily, self.prs, self.buckets)
 
 
-def rollup_change(old: RollupFacts | None, new: RollupFacts) -> RollupChange:
-    """The net rollup change of replacing `old` (None for an insert) with `new`."""
-    sums = RollupSums()
-    if old is not None:
-        sums.add_facts(old, -1)
-    sums.add_facts(new, 1)
-    return sums.change()
-
-
 def _nonzero(counts: dict[K, int]) -> dict[K, int]:
     return {k: v for k, v in counts.items() if v}
 
@@ -219,20 +180,3 @@ def percentile_from_buckets(counts: Sequence[tuple[int, int]], fraction: float) 
         if seen >= rank:
             return bucket_value(bucket)
     return bucket_value(ordered[-1][0])
-
-
-def summed(changes: Iterable[RollupChange]) -> RollupChange:
-    """The net of several changes; zero entries left out, as `rollup_change` does."""
-    daily: dict[DailyKey, dict[str, int]] = {}
-    prs: dict[PrKey, int] = {}
-    buckets: dict[BucketKey, int] = {}
-    for change in changes:
-        for key, counters in change.daily.items():
-            total = daily.setdefault(key, {})
-            for name, delta in counters.items():
-                _add(total, name, delta)
-        for pr_key, delta in change.prs.items():
-            _add(prs, pr_key, delta)
-        for bucket_key, delta in change.buckets.items():
-            _add(buckets, bucket_key, delta)
-    return _without_zeros(daily, prs, buckets)
