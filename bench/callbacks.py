@@ -94,14 +94,19 @@ def process_tree(root: int) -> list[int]:
 
 
 def cpu_seconds(pids: list[int]) -> float:
-    total = 0
+    return sum(cpu_by_process(pids).values())
+
+
+def cpu_by_process(pids: list[int]) -> dict[int, float]:
+    """CPU seconds (user and system) each of `pids` has used; a process gone counts 0."""
+    used: dict[int, float] = {}
     for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
-            continue
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / TICKS
+            fields = ["0"] * 13
+        used[pid] = (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+    return used
 
 
 def machine_busy_seconds() -> float:
@@ -303,6 +308,7 @@ def run_load(
             raise RuntimeError("load generator failed to start")
         counters = redis.Redis.from_url(args.redis_url)
         pids = relay.pids()
+        by_process = cpu_by_process(pids)
         before = (cpu_seconds(pids), redis_cpu_seconds(counters), machine_busy_seconds())
         generator.stdin.write("go\n")
         generator.stdin.flush()
@@ -321,6 +327,8 @@ def run_load(
         for profiler in profilers:
             profiler.wait(timeout=60)
         after = (cpu_seconds(pids), redis_cpu_seconds(counters), machine_busy_seconds())
+        workers = [pid for pid in pids if pid != relay.process.pid or len(pids) == 1]
+        worker_cpu = [cpu_by_process(workers)[pid] - by_process[pid] for pid in workers]
         counters.close()
     finally:
         generator.wait(timeout=60)
@@ -329,6 +337,9 @@ def run_load(
     result["relay_cpu"], result["redis_cpu"], result["machine_cpu"] = (
         a - b for a, b in zip(after, before, strict=True)
     )
+    # How evenly the workers shared the load: kept-alive connections stay with the worker
+    # that accepted them, so one worker may carry most of a run (see `callback_load`).
+    result["busiest_worker_share"] = max(worker_cpu) / max(sum(worker_cpu), 1e-9)
     return result
 
 
@@ -362,6 +373,7 @@ def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[st
         "generator_ms": generator_ms,
         "redis_ms": redis_ms,
         "other_ms": other_ms,
+        "busiest_worker_share": result["busiest_worker_share"],
         "accepted": accepted,
         "requests": requests,
         "statuses": result["statuses"],
@@ -371,8 +383,9 @@ def summarise(workers: int, concurrency: int, result: dict[str, Any]) -> dict[st
 
 HEADER = (
     "| workers | concurrency | callbacks/s | p50 ms | p99 ms | relay CPU ms/cb "
-    "| generator ms/cb | Redis ms/cb | rest of machine ms/cb | longest stall ms |\n"
-    "|---|---|---|---|---|---|---|---|---|---|"
+    "| generator ms/cb | Redis ms/cb | rest of machine ms/cb | longest stall ms "
+    "| busiest worker's CPU share |\n"
+    "|---|---|---|---|---|---|---|---|---|---|---|"
 )
 
 
@@ -380,7 +393,8 @@ def row(s: dict[str, Any]) -> str:
     return (
         f"| {s['workers']} | {s['concurrency']} | {s['rate']:,.0f} | {s['p50_ms']:.1f} "
         f"| {s['p99_ms']:.1f} | {s['relay_ms']:.2f} | {s['generator_ms']:.2f} "
-        f"| {s['redis_ms']:.2f} | {s['other_ms']:.2f} | {s['stall_ms']:.1f} |"
+        f"| {s['redis_ms']:.2f} | {s['other_ms']:.2f} | {s['stall_ms']:.1f} "
+        f"| {s['busiest_worker_share']:.0%} |"
     )
 
 
