@@ -27,7 +27,6 @@ from crcr.hud.write.level_counted import (
 )
 from crcr.hud.write.level_statements import (
     COUNTED_KEY,
-    RUN_KEY,
     LevelStatements,
     level_statements,
 )
@@ -70,7 +69,7 @@ def _recount(
         commits[(row["downstream_repo"], row["run_id"], row["job_name"])] = row["head_sha"]
     keys = sorted(commits)
     stored: dict[LevelKey, CountedJob] = {}
-    for row in _rows_of(connection, sql.select_counted, sql.select_counted_many, COUNTED_KEY, keys):
+    for row in _rows_of(connection, sql.select_counted, keys):
         stored[(row["downstream_repo"], row["run_id"], row["job_name"])] = CountedJob(**row)
     current, lost = recounted(stored, [row for _, row in pairs])
     for key in lost:
@@ -139,7 +138,7 @@ def _refresh_runs(
     moves from the stored row's (day, bucket) to the new one's.
     """
     buckets: dict[tuple[Any, ...], dict[str, int]] = {}
-    for old in _rows_of(connection, sql.select_run, sql.select_runs_many, RUN_KEY, runs):
+    for old in _rows_of(connection, sql.select_runs, runs):
         if old["e2e_bucket"] is not None:
             entry = buckets.setdefault(
                 (old["downstream_repo"], old["day"], old["e2e_bucket"]), {"count": 0}
@@ -147,7 +146,7 @@ def _refresh_runs(
             entry["count"] -= 1
     facts = {
         (found["downstream_repo"], found["run_id"]): found
-        for found in _rows_of(connection, sql.run_facts, sql.run_facts_many, RUN_KEY, runs)
+        for found in _rows_of(connection, sql.run_facts, runs)
     }
     upserts, gone = [], []
     for repo, run_id in runs:
@@ -168,21 +167,7 @@ def _refresh_runs(
 
 
 def _rows_of(
-    connection: Connection,
-    one: Any,
-    many: Any,
-    names: tuple[str, ...],
-    keys: Sequence[tuple[str, ...]],
+    connection: Connection, select: Any, keys: Sequence[tuple[str, ...]]
 ) -> list[dict[str, Any]]:
-    """The rows of `keys`: one select for all on SQLite (`many`), else one per key (`one`).
-
-    Per key, each select cost more in the driver's and SQLAlchemy's per-call work than in
-    SQLite's (three per pull_request job completed).
-    """
-    if many is not None:
-        return fetch_rows(connection, many, {"keys": json_array(keys)})
-    return [
-        row
-        for key in keys
-        for row in fetch_rows(connection, one, dict(zip(names, key, strict=True)))
-    ]
+    """The rows of a batch's `keys`, read with one select."""
+    return fetch_rows(connection, select, {"keys": json_array(keys)})

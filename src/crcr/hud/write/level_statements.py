@@ -2,8 +2,9 @@
 
 Each statement takes one key's values (no expanding `IN` lists), so that the write path
 runs them through `crcr.hud.write.driver_sql`, compiled once, like the job write's own.
-On SQLite the per-key selects also come as one statement for a whole batch's keys, given
-as one JSON array (`keys`), as the job write reads its rows (`*_many`, None elsewhere).
+The selects read a whole batch's keys at once, given as one JSON array (`keys`): a
+select per key cost more in the driver's and SQLAlchemy's per-call work than in the
+database's (three per pull_request job completed), and on PostgreSQL a round trip each.
 """
 
 from __future__ import annotations
@@ -14,15 +15,18 @@ from typing import Any
 
 from sqlalchemy import (
     Select,
+    String,
     and_,
     bindparam,
     case,
+    cast,
     delete,
     func,
     literal_column,
     select,
     tuple_,
 )
+from sqlalchemy.dialects.postgresql import JSONB
 
 from crcr.hud.models import (
     JOBS,
@@ -44,19 +48,17 @@ class LevelStatements:
     """Every statement the level rollups' write path may run, for one dialect."""
 
     select_counted: Any
+    """Selects (`select_counted`, `select_runs`, `run_facts`) take the batch's `keys`."""
     upsert_counted: Any
     delete_counted: Any
     latest_counting_row: Any
     daily: RollupTable
     run_facts: Any
-    select_run: Any
+    select_runs: Any
     upsert_run: Any
     e2e_buckets: RollupTable
     delete_run: Any
     touch_history: Any
-    select_counted_many: Any = None
-    select_runs_many: Any = None
-    run_facts_many: Any = None
 
 
 def _upsert(dialect: str, table: Any, key: tuple[str, ...]) -> Any:
@@ -89,10 +91,18 @@ def _touch_history(dialect: str) -> Any:
     )
 
 
-def _in_keys(table: Any, key: tuple[str, ...]) -> Any:
-    """`key`'s columns among the batch's keys, a JSON array of arrays (SQLite's JSON1)."""
-    keys = func.json_each(bindparam("keys")).table_valued("value")
-    parts = (func.json_extract(keys.c.value, literal_column(f"'$[{i}]'")) for i in range(len(key)))
+def _in_keys(dialect: str, table: Any, key: tuple[str, ...]) -> Any:
+    """`key`'s columns among the batch's keys, a JSON array of arrays
+    (`driver_sql.json_array`): SQLite's JSON1 or PostgreSQL's jsonb reads it."""
+    positions = range(len(key))
+    parts: list[Any]
+    if dialect == "sqlite":
+        keys = func.json_each(bindparam("keys")).table_valued("value")
+        parts = [func.json_extract(keys.c.value, literal_column(f"'$[{i}]'")) for i in positions]
+    else:
+        array = cast(bindparam("keys", type_=String), JSONB)
+        keys = func.jsonb_array_elements(array).table_valued("value")
+        parts = [keys.c.value.op("->>")(literal_column(str(i))) for i in positions]
     return tuple_(*(table.c[name] for name in key)).in_(select(*parts))
 
 
@@ -113,7 +123,7 @@ def run_facts() -> Select[Any]:
 def level_statements(dialect: str) -> LevelStatements:
     """The statements for `dialect` ("sqlite" or "postgresql"), built on first use."""
     return LevelStatements(
-        select_counted=select(LEVEL_JOBS).where(_matching(LEVEL_JOBS, COUNTED_KEY)),
+        select_counted=select(LEVEL_JOBS).where(_in_keys(dialect, LEVEL_JOBS, COUNTED_KEY)),
         upsert_counted=_upsert(dialect, LEVEL_JOBS, COUNTED_KEY),
         delete_counted=delete(LEVEL_JOBS).where(_matching(LEVEL_JOBS, COUNTED_KEY)),
         # Through the (repo, head_sha) index: every attempt of a run tests one commit.
@@ -127,21 +137,12 @@ def level_statements(dialect: str) -> LevelStatements:
         .order_by(JOBS.c.run_attempt.desc(), JOBS.c.job_key.desc())
         .limit(1),
         daily=rollup_table(dialect, LEVEL_DAILY, ("downstream_repo", "day"), LEVEL_COUNTERS),
-        run_facts=run_facts().where(_matching(LEVEL_JOBS, RUN_KEY)),
-        select_run=select(LEVEL_RUNS).where(_matching(LEVEL_RUNS, RUN_KEY)),
+        run_facts=run_facts().where(_in_keys(dialect, LEVEL_JOBS, RUN_KEY)),
+        select_runs=select(LEVEL_RUNS).where(_in_keys(dialect, LEVEL_RUNS, RUN_KEY)),
         upsert_run=_upsert(dialect, LEVEL_RUNS, RUN_KEY),
         e2e_buckets=rollup_table(
             dialect, LEVEL_E2E_BUCKETS, ("downstream_repo", "day", "bucket"), ("count",)
         ),
         delete_run=delete(LEVEL_RUNS).where(_matching(LEVEL_RUNS, RUN_KEY)),
         touch_history=_touch_history(dialect),
-        **(_sqlite_many() if dialect == "sqlite" else {}),
     )
-
-
-def _sqlite_many() -> dict[str, Any]:
-    return {
-        "select_counted_many": select(LEVEL_JOBS).where(_in_keys(LEVEL_JOBS, COUNTED_KEY)),
-        "select_runs_many": select(LEVEL_RUNS).where(_in_keys(LEVEL_RUNS, RUN_KEY)),
-        "run_facts_many": run_facts().where(_in_keys(LEVEL_JOBS, RUN_KEY)),
-    }
