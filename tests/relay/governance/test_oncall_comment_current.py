@@ -14,9 +14,11 @@ from tests.relay.callback_harness import StoreOpener
 from tests.relay.checks_harness import (
     ALLOWLIST,
     DEVICE_LABEL,
+    HEAD_SHA,
     L2_REPO,
     L3_REPO,
     L4_REPO,
+    PR_NUMBER,
     RUN_ID,
     World,
     open_world,
@@ -25,6 +27,7 @@ from tests.relay.governance.steps import BLOB_URL, blob_world, demote, merge_all
 
 from crcr.relay.allowlist.model import Level
 from crcr.sandbox.oidc_issuer import SigningKey
+from crcr.stores.state import LeasedItem
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -216,3 +219,38 @@ async def test_a_re_run_a_new_push_superseded_no_longer_shows_as_failing(world: 
     body = only_comment(world)
     assert check_name(L3_REPO, "test") not in body
     assert "checks pass again" in body
+
+
+async def test_an_older_commits_item_handled_late_leaves_the_newer_commits_listing(
+    world: World,
+) -> None:
+    """The comment shows a backend's jobs on the newest commit it was sent. An item of
+    the commit a push superseded, handled after the new head's (a superseded job's late
+    edit, a retried item), put the older commit's failures back over the newer ones."""
+    first = await world.pull_request(labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, first, "failure", job="build")
+    await world.settle()
+    newer_sha = "c" * 40
+    newer = await world.pull_request("synchronize", sha=newer_sha, labels=(DEVICE_LABEL,))
+    await run_job(world, L3_REPO, newer, "failure", job="lint", run_id=RUN_ID + 1)
+    await world.settle()
+    assert check_name(L3_REPO, "lint") in only_comment(world)
+    assert check_name(L3_REPO, "build") not in only_comment(world)
+
+    # The older commit's failure, as its item carried it, handled only now.
+    ((job_key, summary),) = (await world.runtime.store.job_summaries(HEAD_SHA, L3_REPO)).items()
+    payload = {
+        "recovered": False,
+        "repo": L3_REPO,
+        "head_sha": HEAD_SHA,
+        "pr_number": PR_NUMBER,
+        "job_key": job_key,
+        "summary": summary,
+    }
+    assert world.runtime.checks is not None
+    await world.runtime.checks.oncall.handle_item(LeasedItem("late", payload, 0, 0.0, "lease"))
+
+    body = only_comment(world)
+    assert f"| `{check_name(L3_REPO, 'lint')}` | failure |" in body
+    assert check_name(L3_REPO, "build") not in body
+    assert newer_sha[:7] in body and HEAD_SHA[:7] not in body

@@ -58,7 +58,7 @@ from crcr.relay.results.job_finish import JobFinish
 from crcr.relay.webhook.client_payload import build_client_payload
 from crcr.relay.webhook.fanout import FanOut, dispatch_to_downstreams
 from crcr.stores.roles import Dispatches, JobStates, PullHeads
-from crcr.stores.roles.pull_heads import RECOVERY_PREFIX, NewHead, SupersededHead
+from crcr.stores.roles.pull_heads import RECOVERY_PREFIX, NewHead, SupersededHead, pull_key
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +81,7 @@ class SupersessionStore(PullHeads, Dispatches, JobStates, Protocol):
 
 def pull_of(context: UpstreamContext) -> str:
     """The key a PR's live heads are kept under."""
-    return f"{context.upstream_repo.lower()}#{context.pr_number}"
+    return pull_key(context.upstream_repo, context.pr_number or 0)
 
 
 def supersedes_heads(context: UpstreamContext) -> bool | None:

@@ -40,11 +40,12 @@ from crcr.relay.checks.github_text import code, commit_text, link, mentions, run
 from crcr.relay.jobs.events import ClaimRead
 from crcr.relay.jobs.job import Job
 from crcr.relay.jobs.queue_handler import HandlerResult
-from crcr.stores.roles import JobSummaries, LeaseClaims, RetryQueue
+from crcr.stores.roles import JobSummaries, LeaseClaims, PullHeads, RetryQueue
+from crcr.stores.roles.pull_heads import pull_key
 from crcr.stores.state import ClaimRef, LeasedItem
 
 
-class OncallStore(LeaseClaims, JobSummaries, RetryQueue, Protocol):
+class OncallStore(LeaseClaims, JobSummaries, PullHeads, RetryQueue, Protocol):
     """The state store's roles this module uses."""
 
 
@@ -285,11 +286,13 @@ class OncallNotifier:
         # was queued) post nothing, but a comment already posted is still brought up to
         # date: it must not go on listing a failure that has passed since (SPEC §10.2).
         oncalls = (await self._allowlist()).oncalls(repo)
-        summaries = await self._store.job_summaries(head_sha, repo)
-        # The job that queued this item counts as it finished even if a late in_progress
-        # summary overwrote its own in the meantime.
-        summaries[str(payload["job_key"])] = dict(payload["summary"])
-        jobs = failing_jobs(summaries)
+        shown = await self._newest_head(number, repo, head_sha)
+        summaries = await self._store.job_summaries(shown, repo)
+        if shown == head_sha:
+            # The job that queued this item counts as it finished even if a late
+            # in_progress summary overwrote its own in the meantime.
+            summaries[str(payload["job_key"])] = dict(payload["summary"])
+        head_sha, jobs = shown, failing_jobs(summaries)
         if jobs:
             body = render_comment(repo, oncalls, head_sha, jobs)
         else:
@@ -317,6 +320,20 @@ class OncallNotifier:
             log.error("oncall comment on %s#%s refused: %s", self._upstream, number, exc)
             return HandlerResult.DROP
         return HandlerResult.DONE
+
+    async def _newest_head(self, number: int, repo: str, head_sha: str) -> str:
+        """The commit the comment shows for an item of `head_sha`: that one, unless a
+        newer head of the PR superseded it for this backend (SPEC §15).
+
+        An item of the older commit handled after the newer one's (a superseded job's
+        late edit, a retry) must not put the older commit's jobs back in the comment:
+        the comment shows the backend's jobs on the newest commit it was sent.
+        """
+        heads = await self._store.pull_heads(pull_key(self._upstream, number))
+        live = heads.live.get(repo)
+        if live is None or head_sha not in heads.superseded:
+            return head_sha
+        return str(live.get("head_sha") or head_sha)
 
     async def _is_snoozed(self, number: int, repo: str) -> bool:
         return self.snoozed is not None and await self.snoozed(number, repo)

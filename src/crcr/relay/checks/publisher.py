@@ -53,28 +53,18 @@ from crcr.relay.checks.check_watch import CheckWatch
 from crcr.relay.checks.flake_rerun import RERUN_QUEUE, FlakeRerun
 from crcr.relay.checks.notes import noted_conclusion
 from crcr.relay.checks.notes_source import BaselineVerdicts, NotesSource
-from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier
+from crcr.relay.checks.oncall_comments import ONCALL_QUEUE, OncallNotifier, OncallStore
 from crcr.relay.checks.open_checks import WATCH_PREFIX, OpenChecks
 from crcr.relay.jobs.events import JobTransitioned
 from crcr.relay.jobs.job import Job, JobRecordUnreadable
 from crcr.relay.jobs.lifecycle import JobState
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
-from crcr.stores.roles import (
-    Caches,
-    Deadlines,
-    Flags,
-    JobStates,
-    JobSummaries,
-    LeaseClaims,
-    RetryQueue,
-)
+from crcr.stores.roles import Caches, Deadlines, Flags, JobStates
 from crcr.stores.state import LeasedItem
 
 
-class PublisherStore(
-    JobStates, JobSummaries, Flags, Caches, RetryQueue, LeaseClaims, Deadlines, Protocol
-):
-    """The state store's roles this module uses."""
+class PublisherStore(OncallStore, JobStates, Flags, Caches, Deadlines, Protocol):
+    """The state store's roles this module and its oncall notifier use."""
 
 
 log = logging.getLogger(__name__)

@@ -12,6 +12,12 @@ RECOVERY_PREFIX = "supersede:"
 """The deadline-list key prefix of a pull request's pending supersessions (SPEC §15)."""
 
 
+def pull_key(upstream_repo: str, number: int) -> str:
+    """The key a pull request's heads are kept under (what supersession and the oncall
+    comment both read)."""
+    return f"{upstream_repo.lower()}#{number}"
+
+
 def recovery_key(pull: str) -> str:
     """The deadline-list key under which `pull`'s pending supersessions come due."""
     return f"{RECOVERY_PREFIX}{pull}"
