@@ -3,7 +3,8 @@
 Correctness across worker processes sharing the file comes from SQLite's own locking:
 every read-modify-write runs in a `BEGIN IMMEDIATE` transaction, which takes the
 database's write lock up front; writers queue on `SqliteWriteLock` first so that none
-waits in SQLite's sleeping busy handler. Calls run on a small thread pool (one
+waits in SQLite's sleeping busy handler. Concurrent writes of one process share a
+transaction and its commit (`group_commit`). Calls run on a small thread pool (one
 connection per thread) to keep the event loop free.
 """
 
@@ -13,12 +14,13 @@ import asyncio
 import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
 from crcr.stores.schema import SQLITE_STATE_SCHEMA, SchemaTooNew
+from crcr.stores.sqlite.group_commit import GroupCommit, Work, run_in_savepoint
 from crcr.stores.sqlite.write_lock import SqliteWriteLock
 from crcr.stores.values import StateStoreUnavailable
 
@@ -109,6 +111,7 @@ class SqliteDatabase:
         # steps of up to 100 ms.
         self._write_lock = SqliteWriteLock(path)
         self._next_purge = 0.0
+        self._group = GroupCommit(self.commit_together)
 
     def _connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
@@ -149,9 +152,16 @@ class SqliteDatabase:
                         conn.execute("ROLLBACK")
                     raise
 
-    def _transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
+    def _transaction(self, works: Sequence[Work]) -> list[object]:
         with self._write_lock.held():
-            return self._locked_transaction(work)
+            return self._locked_transaction(
+                lambda conn, _now: [run_in_savepoint(conn, work, time.time()) for work in works]
+            )
+
+    async def commit_together(self, works: Sequence[Work]) -> list[object]:
+        """Run `works` in order in one transaction, each in its own savepoint, and commit:
+        their results, an exception one raised as `group_commit.Raised`."""
+        return await self._call(lambda: self._transaction(works))
 
     def _locked_transaction(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         conn = self._connection()
@@ -186,8 +196,13 @@ class SqliteDatabase:
         await self._call(self._create_schema)
 
     async def write(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
-        """Run `work(conn, now)` in one `BEGIN IMMEDIATE` transaction."""
-        return await self._call(lambda: self._transaction(work))
+        """Run `work(conn, now)` in a `BEGIN IMMEDIATE` transaction; its result once that
+        has committed (with the other writes queued meanwhile, `group_commit`)."""
+        try:
+            result: T = await self._group.write(work)
+        except sqlite3.OperationalError as exc:  # raised by this work alone
+            raise StateStoreUnavailable(f"SQLite state store {self.path}: {exc}") from exc
+        return result
 
     async def read(self, work: Callable[[sqlite3.Connection, float], T]) -> T:
         """Run `work(conn, now)` outside a transaction (a single-statement read)."""
@@ -195,6 +210,7 @@ class SqliteDatabase:
 
     async def close(self) -> None:
         """Finish pending calls, then close every thread's connection."""
+        await self._group.flush()
         await asyncio.to_thread(self._executor.shutdown, wait=True)
         with self._connections_lock:
             for conn in self._connections:
