@@ -410,6 +410,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds, not measured")
     parser.add_argument("--redis-url", default=DEFAULT_REDIS_URL, help="flushed before and after")
     parser.add_argument(
+        "--state", choices=["redis", "sqlite"], default="redis", help="the relay's state store"
+    )
+    parser.add_argument(
         "--serve-option", action="append", default=[], help="extra `crcr serve` option"
     )
     parser.add_argument(
