@@ -210,18 +210,6 @@ class DailyRollup(Base):
     duration_n: Mapped[int] = mapped_column(Integer, default=0)
 
 
-class DailyPr(Base):
-    """How many job rows a PR has per (backend, day, event type): distinct-PR counts."""
-
-    __tablename__ = "hud_rollup_prs"
-
-    downstream_repo: Mapped[str] = mapped_column(String(200), primary_key=True)
-    day: Mapped[date] = mapped_column(Date, primary_key=True)
-    event_type: Mapped[str] = mapped_column(String(40), primary_key=True)
-    pr_number: Mapped[int] = mapped_column(Integer, primary_key=True)
-    jobs: Mapped[int] = mapped_column(Integer, default=0)
-
-
 class LatencyBucket(Base):
     """A per-day log-scale histogram of queue (metric 0) and execution (metric 1) time."""
 
@@ -344,7 +332,6 @@ class PathSkip(Base):
 # The tables themselves, for Core statements (the write path and the views use Core).
 JOBS: Table = JobExecution.__table__  # type: ignore[assignment]
 DAILY: Table = DailyRollup.__table__  # type: ignore[assignment]
-PRS: Table = DailyPr.__table__  # type: ignore[assignment]
 BUCKETS: Table = LatencyBucket.__table__  # type: ignore[assignment]
 BACKENDS: Table = Backend.__table__  # type: ignore[assignment]
 COMMITS: Table = Commit.__table__  # type: ignore[assignment]
