@@ -348,8 +348,8 @@ def fixed(value: str) -> ColumnElement[str]:
 
     Those two columns appear in the partial indexes' conditions. SQLite, planning a query
     that compares either with a bound parameter, checks the parameter's value against
-    the condition and so plans the statement again each time it is bound (~15 µs: a
-    third of a baseline seek). A literal is planned once. For names the code holds
+    the condition and so plans the statement again each time it is bound (~15 µs, twice
+    a baseline seek's own cost). A literal is planned once. For names the code holds
     (event types, statuses), never for what a request says.
     """
     if not value.replace("_", "").isalnum():

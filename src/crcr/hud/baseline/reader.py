@@ -9,9 +9,9 @@ configured to), and the cut-off is the PR job's own `activity_at`. Times are the
 clock (`activity_at`, on every row) rather than the downstream's self-reported
 `completed_at`, which may be missing or skewed.
 
-One index seek per failed job (`ix_hud_jobs_baseline`, of push rows alone), at most one per distinct
-(job, cut-off); on PostgreSQL all of a page's seeks go in one statement, since each
-statement there costs a round trip and most of its ~0.4 ms is not the seek.
+One index seek per failed job (`ix_hud_jobs_baseline`, of push rows alone), at most one
+per distinct (job, cut-off); on PostgreSQL all of a page's seeks go in one statement,
+since each statement there costs a round trip and most of its ~0.4 ms is not the seek.
 """
 
 from __future__ import annotations
