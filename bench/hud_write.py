@@ -1,6 +1,7 @@
 """The HUD's SQLite write path per report: CPU, and WAL pages each commit writes.
 
-Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64] [--mixed] [--hold] [--repeat R]`.
+Run: `python -m bench.hud_write [--jobs N] [--batch 1 4 16 64] [--mixed] [--hold] [--tick S]
+[--repeat R]`.
 
 Each job reports `in_progress` then `completed` (an insert, then an update), written in
 batches of the given size through `write_reports`, the path the in-process HUD takes
@@ -8,6 +9,9 @@ for every callback. By default every job's `in_progress` comes first, so a batch
 inserts or all updates; `--mixed` writes each batch as half the next jobs' `in_progress`
 and half the completions of the jobs the batch before started, as batches come under
 `bench.callback_cpu`'s load (its clients each send a job's two callbacks in turn).
+Every batch is written at one instant unless `--tick` moves the clock on by that many
+seconds per batch: a row's activity time then changes with its completion, as it does
+in service, and so does its entry in every index on that time.
 Bodies are parsed before the clock starts. CPU is this process's
 (SQLite's work included); WAL pages are counted from the WAL file's growth with
 automatic checkpoints off, so they are exactly what the commits wrote. The callback
@@ -21,7 +25,7 @@ import argparse
 import resource
 import tempfile
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from bench.hud_store import results_body
@@ -57,7 +61,7 @@ def mixed_batches(jobs: int, batch: int) -> list[list[JobReport]]:
 
 
 def measure(
-    jobs: int, batch: int, *, mixed: bool = False, hold: bool = False
+    jobs: int, batch: int, *, mixed: bool = False, hold: bool = False, tick: float = 0.0
 ) -> tuple[float, float, float]:
     """(CPU µs, of which user µs, per report; WAL pages per report) writing `jobs` jobs in
     batches of `batch`.
@@ -86,8 +90,9 @@ def measure(
             wal = path.with_name("hud.db-wal")
             wal_before = wal.stat().st_size if wal.exists() else 0
             started, user = time.process_time(), resource.getrusage(resource.RUSAGE_SELF).ru_utime
-            for reports in batches:
-                batch_of = [(report, now) for report in reports]
+            for number, reports in enumerate(batches):
+                at = now + timedelta(seconds=tick * number)
+                batch_of = [(report, at) for report in reports]
                 if held is None:  # as a base without `held_writer` runs it
                     write_reports(engine, batch_of)
                 else:
@@ -112,6 +117,9 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=1, help="runs per batch size")
     parser.add_argument(
+        "--tick", type=float, default=0.0, help="seconds the clock moves on per batch"
+    )
+    parser.add_argument(
         "--hold", action="store_true", help="one connection for every batch, as the HUD keeps"
     )
     args = parser.parse_args()
@@ -119,7 +127,9 @@ def main() -> None:
     print("|---|---|---|---|")
     for batch in args.batch:
         for _ in range(args.repeat):
-            cpu_us, user_us, pages = measure(args.jobs, batch, mixed=args.mixed, hold=args.hold)
+            cpu_us, user_us, pages = measure(
+                args.jobs, batch, mixed=args.mixed, hold=args.hold, tick=args.tick
+            )
             print(f"| {batch} | {cpu_us:.0f} | {user_us:.0f} | {pages:.2f} |")
 
 

@@ -13,7 +13,7 @@ from sqlalchemy import Engine, Integer, case, cast, func, select
 from tests.hud.hud_bodies import our_body
 from tests.hud.store_tools import clear
 
-from crcr.hud.models import Commit, DailyPr, DailyRollup, JobExecution, LatencyBucket
+from crcr.hud.models import Commit, DailyRollup, JobExecution, LatencyBucket
 from crcr.hud.write.ingest import parse_result_body
 from crcr.hud.write.rollups import (
     EXECUTION_METRIC,
@@ -149,29 +149,6 @@ def as_utc(moment: datetime | str) -> datetime:
 def _assert_rollups_match_rows(engine: Engine) -> None:
     assert _daily_rollups(engine) == _daily_from_rows(engine)
     with engine.connect() as connection:
-        prs = {
-            (repo, day, event_type, pr): n
-            for repo, day, event_type, pr, n in connection.execute(
-                select(
-                    JobExecution.downstream_repo,
-                    JobExecution.day,
-                    JobExecution.event_type,
-                    JobExecution.pr_number,
-                    func.count(),
-                )
-                .where(JobExecution.pr_number > 0, JobExecution.superseded_by.is_(None))
-                .group_by(
-                    JobExecution.downstream_repo,
-                    JobExecution.day,
-                    JobExecution.event_type,
-                    JobExecution.pr_number,
-                )
-            )
-        }
-        stored_prs = {
-            (r.downstream_repo, r.day, r.event_type, r.pr_number): r.jobs
-            for r in connection.execute(select(DailyPr.__table__)).all()
-        }
         raw = connection.execute(
             select(
                 JobExecution.downstream_repo,
@@ -184,7 +161,6 @@ def _assert_rollups_match_rows(engine: Engine) -> None:
             (b.downstream_repo, b.day, b.metric, b.bucket): b.count
             for b in connection.execute(select(LatencyBucket.__table__)).all()
         }
-    assert stored_prs == prs
     assert _commits(engine) == _commits_from_rows(engine)
     expected: Counter[tuple[Any, ...]] = Counter()
     for repo, day, queue, execution in raw:

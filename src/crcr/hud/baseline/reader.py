@@ -9,9 +9,9 @@ configured to), and the cut-off is the PR job's own `activity_at`. Times are the
 clock (`activity_at`, on every row) rather than the downstream's self-reported
 `completed_at`, which may be missing or skewed.
 
-One index seek per failed job (`ix_hud_jobs_baseline`), at most one per distinct
-(job, cut-off); on PostgreSQL all of a page's seeks go in one statement, since each
-statement there costs a round trip and most of its ~0.4 ms is not the seek.
+One index seek per failed job (`ix_hud_jobs_baseline`, of push rows alone), at most one
+per distinct (job, cut-off); on PostgreSQL all of a page's seeks go in one statement,
+since each statement there costs a round trip and most of its ~0.4 ms is not the seek.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from crcr.hud.baseline.verdicts import (
     against_baseline,
     passed_on_retry,
 )
-from crcr.hud.models import JOBS
+from crcr.hud.models import JOBS, PUSH_ROWS, fixed
 from crcr.hud.records import failed_tests_of
 
 _RUN_COLUMNS = (
@@ -63,12 +63,12 @@ _LATEST_PUSH_RESULT = (
     select(*_RUN_COLUMNS)
     .where(
         JOBS.c.downstream_repo == bindparam("repo"),
-        JOBS.c.event_type == "push",
+        PUSH_ROWS,
         JOBS.c.workflow_name == bindparam("workflow"),
         JOBS.c.job_name == bindparam("job"),
         JOBS.c.activity_at <= bindparam("before"),
         JOBS.c.upstream_repo == bindparam("upstream"),
-        JOBS.c.status == "completed",
+        JOBS.c.status == fixed("completed"),
         JOBS.c.conclusion.in_(sorted(DECISIVE_CONCLUSIONS)),
     )
     .order_by(JOBS.c.activity_at.desc())
@@ -98,12 +98,12 @@ def _latest_push_results_postgresql() -> Any:
         select(*_RUN_COLUMNS)
         .where(
             JOBS.c.downstream_repo == keys.c.repo,
-            JOBS.c.event_type == "push",
+            PUSH_ROWS,
             JOBS.c.workflow_name == keys.c.workflow,
             JOBS.c.job_name == keys.c.job,
             JOBS.c.activity_at <= keys.c.before,
             JOBS.c.upstream_repo == keys.c.upstream,
-            JOBS.c.status == "completed",
+            JOBS.c.status == fixed("completed"),
             JOBS.c.conclusion.in_(sorted(DECISIVE_CONCLUSIONS)),
         )
         .order_by(JOBS.c.activity_at.desc())

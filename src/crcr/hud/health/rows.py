@@ -16,7 +16,7 @@ from crcr.hud.health.canary import ProbeJob
 from crcr.hud.health.expected import expected_conclusion
 from crcr.hud.health.nightly import NightlyRun
 from crcr.hud.health.states import COUNTED_EVENTS, CompletedJob
-from crcr.hud.models import BACKENDS, JOBS
+from crcr.hud.models import ACTIVITY_ROWS, BACKENDS, JOBS, fixed
 
 WINDOW_PER_ALERT_AFTER = 4
 """Rows read per job the state judges: enough to also hold the re-runs of those jobs."""
@@ -50,8 +50,9 @@ def recent_completed_jobs(
         )
         .where(
             JOBS.c.downstream_repo == repo,
-            JOBS.c.event_type.in_(sorted(events)),
-            JOBS.c.status == "completed",
+            JOBS.c.event_type.in_([fixed(event) for event in sorted(events)]),
+            JOBS.c.status == fixed("completed"),
+            ACTIVITY_ROWS,
         )
         .order_by(JOBS.c.activity_at.desc())
         .limit(alert_after * WINDOW_PER_ALERT_AFTER)
@@ -127,7 +128,7 @@ def nightly_runs(engine: Engine, repo: str, runs: int) -> list[NightlyRun]:
             JOBS.c.expected_conclusion,
             JOBS.c.activity_at,
         )
-        .where(JOBS.c.downstream_repo == repo, JOBS.c.event_type == "nightly")
+        .where(JOBS.c.downstream_repo == repo, JOBS.c.event_type == fixed("nightly"), ACTIVITY_ROWS)
         .order_by(JOBS.c.activity_at.desc(), JOBS.c.run_attempt.desc())
         .limit(runs * NIGHTLY_ROWS_PER_RUN)
     )

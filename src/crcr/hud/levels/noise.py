@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, select
 
 from crcr.hud.levels.judge import CriterionResult, Verdict
-from crcr.hud.models import JOBS
+from crcr.hud.models import ACTIVITY_ROWS, JOBS, fixed
 
 AA_EVENT = "crcr_aa"
 AA_PREFIX = "crcr-aa-"
@@ -85,8 +85,9 @@ def noise_rates(
         )
         .where(
             JOBS.c.downstream_repo.in_(list(repos)),
-            JOBS.c.event_type == AA_EVENT,
+            JOBS.c.event_type == fixed(AA_EVENT),
             JOBS.c.activity_at >= now - timedelta(days=WINDOW_DAYS),
+            ACTIVITY_ROWS,
         )
         .order_by(JOBS.c.run_attempt)
     )

@@ -199,8 +199,9 @@ def _stats(
         DAILY.c.downstream_repo == repo, DAILY.c.day >= first, DAILY.c.day <= last
     )
     # PRs are counted from the commits table (one row per tested commit, indexed by
-    # repo and activity) rather than the per-day PR rollup, whose rows multiply by the
-    # days a PR is active: at 10 M job rows that scan cost ~0.8 s, this one ~30 ms.
+    # repo and activity) rather than from per-day PR counts (migration 0008 dropped
+    # them), whose rows multiply by the days a PR is active: at 10 M job rows that scan
+    # cost ~0.8 s, this one ~30 ms.
     prs = select(func.count(func.distinct(COMMITS.c.pr_number))).where(
         COMMITS.c.downstream_repo == repo,
         COMMITS.c.last_activity_at >= day_start(first),

@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import Engine, Select, func, select
 
-from crcr.hud.models import JOBS
+from crcr.hud.models import ACTIVITY_ROWS, JOBS, fixed
 
 
 @dataclass(frozen=True)
@@ -36,8 +36,9 @@ def push_results(engine: Engine, repo: str, limit: int) -> list[JobResult]:
         _results()
         .where(
             JOBS.c.downstream_repo == repo,
-            JOBS.c.event_type == "push",
-            JOBS.c.status == "completed",
+            JOBS.c.event_type == fixed("push"),
+            JOBS.c.status == fixed("completed"),
+            ACTIVITY_ROWS,
         )
         .order_by(JOBS.c.activity_at.desc())
         .limit(limit)

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, Engine, func, select
 
-from crcr.hud.models import BACKENDS, DAILY, JOBS
+from crcr.hud.models import ACTIVITY_ROWS, BACKENDS, DAILY, JOBS, fixed
 from crcr.hud.reads.window import ratio, window_days
 from crcr.hud.shards import severity
 
@@ -74,7 +74,11 @@ def _latest(connection: Connection, repo: str) -> tuple[str | None, datetime | N
     """The newest tested SHA and the worst conclusion among its jobs."""
     newest = connection.execute(
         select(JOBS.c.head_sha, JOBS.c.activity_at)
-        .where(JOBS.c.downstream_repo == repo, JOBS.c.event_type.in_(NIGHTLY_EVENT_TYPES))
+        .where(
+            JOBS.c.downstream_repo == repo,
+            JOBS.c.event_type.in_([fixed(event) for event in NIGHTLY_EVENT_TYPES]),
+            ACTIVITY_ROWS,
+        )
         .order_by(JOBS.c.activity_at.desc())
         .limit(1)
     ).first()
@@ -84,7 +88,7 @@ def _latest(connection: Connection, repo: str) -> tuple[str | None, datetime | N
         select(JOBS.c.status, JOBS.c.conclusion).where(
             JOBS.c.downstream_repo == repo,
             JOBS.c.head_sha == newest.head_sha,
-            JOBS.c.event_type.in_(NIGHTLY_EVENT_TYPES),
+            JOBS.c.event_type.in_([fixed(event) for event in NIGHTLY_EVENT_TYPES]),
         )
     ).all()
     worst = max(jobs, key=lambda job: severity(job.status, job.conclusion))

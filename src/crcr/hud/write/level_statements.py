@@ -35,6 +35,7 @@ from crcr.hud.models import (
     LEVEL_HISTORY,
     LEVEL_JOBS,
     LEVEL_RUNS,
+    fixed,
 )
 from crcr.hud.write.level_counted import LEVEL_COUNTERS
 from crcr.hud.write.statements import RollupTable, dialect_insert, rollup_table
@@ -130,8 +131,8 @@ def level_statements(dialect: str) -> LevelStatements:
         latest_counting_row=select(JOBS)
         .where(
             _matching(JOBS, ("downstream_repo", "head_sha", "run_id", "job_name")),
-            JOBS.c.status == "completed",
-            JOBS.c.event_type == "pull_request",
+            JOBS.c.status == fixed("completed"),
+            JOBS.c.event_type == fixed("pull_request"),
             JOBS.c.superseded_by.is_(None),
         )
         .order_by(JOBS.c.run_attempt.desc(), JOBS.c.job_key.desc())

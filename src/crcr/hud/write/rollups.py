@@ -23,7 +23,6 @@ BUCKETS_PER_DOUBLING = 8
 CONCLUSION_COUNTERS = ("success", "failure", "cancelled", "timed_out", "skipped")
 
 DailyKey = tuple[str, date, str]
-PrKey = tuple[str, date, str, int]
 BucketKey = tuple[str, date, int, int]
 K = TypeVar("K")
 
@@ -33,13 +32,12 @@ class RollupChange:
     """Net deltas to apply; zero entries are left out so a no-op writes nothing."""
 
     daily: dict[DailyKey, dict[str, int]]
-    prs: dict[PrKey, int]
     buckets: dict[BucketKey, int]
 
     @property
     def empty(self) -> bool:
         """Whether applying the change would write nothing."""
-        return not (self.daily or self.prs or self.buckets)
+        return not (self.daily or self.buckets)
 
 
 def to_millis(seconds: float) -> int:
@@ -107,7 +105,6 @@ class RollupSums:
 
     def __init__(self) -> None:
         self.daily: dict[DailyKey, dict[str, int]] = {}
-        self.prs: dict[PrKey, int] = {}
         self.buckets: dict[BucketKey, int] = {}
 
     def add_row(self, row: Mapping[str, Any], sign: int) -> None:
@@ -119,7 +116,6 @@ class RollupSums:
             row["downstream_repo"],
             row["day"],
             row["event_type"],
-            row["pr_number"],
             row["status"],
             row["conclusion"],
             (row["queue_time"], row["execution_time"], row["duration"]),
@@ -131,7 +127,6 @@ class RollupSums:
         repo: str,
         day: date,
         event_type: str,
-        pr_number: int,
         status: str,
         conclusion: str | None,
         times: tuple[float | None, float | None, float | None],
@@ -141,15 +136,13 @@ class RollupSums:
         if daily is None:
             daily = self.daily[(repo, day, event_type)] = {}
         _add_daily(daily, status, conclusion, times, sign)
-        if pr_number > 0:
-            _add(self.prs, (repo, day, event_type, pr_number), sign)
         for metric, value in ((QUEUE_METRIC, times[0]), (EXECUTION_METRIC, times[1])):
             if value is not None:
                 _add(self.buckets, (repo, day, metric, latency_bucket(value)), sign)
 
     def change(self) -> RollupChange:
         """The net change so far, entries that net to zero left out."""
-        return _without_zeros(self.daily, self.prs, self.buckets)
+        return _without_zeros(self.daily, self.buckets)
 
 
 def _nonzero(counts: dict[K, int]) -> dict[K, int]:
@@ -157,12 +150,11 @@ def _nonzero(counts: dict[K, int]) -> dict[K, int]:
 
 
 def _without_zeros(
-    daily: dict[DailyKey, dict[str, int]], prs: dict[PrKey, int], buckets: dict[BucketKey, int]
+    daily: dict[DailyKey, dict[str, int]], buckets: dict[BucketKey, int]
 ) -> RollupChange:
     """The change, with the entries that net to zero left out (a no-op writes nothing)."""
     return RollupChange(
         daily={k: nonzero for k, v in daily.items() if (nonzero := _nonzero(v))},
-        prs=_nonzero(prs),
         buckets=_nonzero(buckets),
     )
 

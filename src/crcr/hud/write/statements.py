@@ -16,12 +16,11 @@ from typing import Any
 from sqlalchemy import Table, and_, bindparam, case, delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from crcr.hud.models import BACKENDS, BUCKETS, COMMITS, DAILY, JOBS, PRS
+from crcr.hud.models import BACKENDS, BUCKETS, COMMITS, DAILY, JOBS
 
 COMMIT_KEY = ("downstream_repo", "pr_number", "head_sha")
 
 DAILY_KEY = ("downstream_repo", "day", "event_type")
-PRS_KEY = (*DAILY_KEY, "pr_number")
 BUCKETS_KEY = ("downstream_repo", "day", "metric", "bucket")
 DAILY_COUNTERS = tuple(c.name for c in DAILY.columns if c.name not in DAILY_KEY)
 JOB_COLUMNS = tuple(c.name for c in JOBS.columns if c.name != "id")
@@ -52,7 +51,6 @@ class WriteStatements:
     select_jobs_for_update: Any  # PostgreSQL: the keys as an expanding list
     insert_job: Any
     daily: RollupTable
-    prs: RollupTable
     buckets: RollupTable
     touch_backend: Any
     add_commit: Any
@@ -125,7 +123,6 @@ def write_statements(dialect: str) -> WriteStatements:
         .with_for_update(),
         insert_job=insert(JOBS).values({name: bindparam(name) for name in JOB_COLUMNS}),
         daily=rollup_table(dialect, DAILY, DAILY_KEY, DAILY_COUNTERS),
-        prs=rollup_table(dialect, PRS, PRS_KEY, ("jobs",)),
         buckets=rollup_table(dialect, BUCKETS, BUCKETS_KEY, ("count",)),
         touch_backend=_touch_backend(dialect),
         add_commit=_add_commit(dialect),

@@ -27,7 +27,6 @@ from crcr.hud.models import (
     LEVEL_E2E_BUCKETS,
     LEVEL_JOBS,
     LEVEL_RUNS,
-    PRS,
 )
 from crcr.hud.write.driver_sql import execute_many, fetch_rows, json_array
 from crcr.hud.write.level_rollups import Write, record_levels
@@ -284,7 +283,6 @@ def apply_rollup_change(connection: Connection, change: RollupChange) -> None:
     """Apply net rollup deltas (the caller holds the transaction)."""
     sql = write_statements(connection.dialect.name)
     _add_counts(connection, sql.daily, change.daily)
-    _add_counts(connection, sql.prs, {key: {"jobs": n} for key, n in change.prs.items()})
     _add_counts(connection, sql.buckets, {key: {"count": n} for key, n in change.buckets.items()})
 
 
@@ -296,7 +294,7 @@ def purge_older_than(engine: Engine, cutoff: date) -> int:
     """
     with write_transaction(engine) as connection:
         deleted = connection.execute(delete(JOBS).where(JOBS.c.day < cutoff)).rowcount
-        for table in (DAILY, PRS, BUCKETS, *LEVEL_TABLES):
+        for table in (DAILY, BUCKETS, *LEVEL_TABLES):
             connection.execute(delete(table).where(table.c.day < cutoff))
         midnight = datetime.combine(cutoff, time.min, tzinfo=UTC)
         connection.execute(delete(COMMITS).where(COMMITS.c.last_activity_at < midnight))
