@@ -181,7 +181,8 @@ class Generator:
             f"User-Agent: crcr-bench\r\nContent-Length: {length}\r\n\r\n"
         ).encode()
 
-    async def _client(self, deadline: float, connection: Connection | None = None) -> None:
+    async def _client(self, deadline: float, joined: asyncio.Event) -> None:
+        connection: Connection | None = None
         try:
             while time.perf_counter() < deadline:
                 work = job(self.next_job, self.repos, self.plan.deliveries, self.runs)
@@ -191,6 +192,7 @@ class Generator:
                     started = await self._turn()
                     if connection is None:
                         connection = await self._connect()
+                    joined.set()
                     code, answer = await connection.post(self._head(work, len(body)), body)
                     if self.plan.fresh_connections:
                         connection.writer.close()
@@ -227,16 +229,19 @@ class Generator:
         return due
 
     async def run(self) -> dict[str, Any]:
-        # Kept-alive connections are opened before the clock, one at a time, as a proxy's
-        # pool grows: opened in one burst, the worker that wakes first accepts most of
-        # them and keeps them for the whole run (60 of 64 seen with 2 workers).
-        connections: list[Connection | None] = [None] * self.plan.concurrency
-        if not self.plan.fresh_connections:
-            connections = [await self._connect() for _ in connections]
         cpu = os.times()
         started = self.started = time.perf_counter()
         deadline = started + self.plan.seconds
-        await asyncio.gather(*(self._client(deadline, each) for each in connections))
+        # The clients join one at a time, each once the one before has its connection and
+        # its first request on the way, as load grows on a relay in service: opened all at
+        # once, or one by one onto idle workers, kept-alive connections went to whichever
+        # worker woke first and stayed there (all 64 on one of two workers, seen).
+        clients = []
+        for _ in range(self.plan.concurrency):
+            joined = asyncio.Event()
+            clients.append(asyncio.create_task(self._client(deadline, joined)))
+            await joined.wait()
+        await asyncio.gather(*clients)
         elapsed = time.perf_counter() - started
         used = os.times()
         return {
