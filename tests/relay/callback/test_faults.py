@@ -26,7 +26,7 @@ from tests.relay.callback_harness import (
 
 from crcr.relay.allowlist.model import Allowlist
 from crcr.relay.jobs.events import JobTransitioned
-from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
+from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobState, job_store_key
 from crcr.relay.results.forwarder import HUD_QUEUE
 from crcr.sandbox.oidc_issuer import SandboxIssuer
 from crcr.stores.redis.state import RedisStateStore
@@ -189,7 +189,7 @@ async def test_a_self_report_does_not_wait_long_for_github(relay: Relay) -> None
 
 
 def job_key(delivery_id: str) -> str:
-    return JobKey(delivery_id, L2_REPO, "9001", "1", "test").as_store_key()
+    return job_store_key(delivery_id, L2_REPO, "9001", "1", "test")
 
 
 async def test_hud_down_answers_202_and_the_row_arrives_after_a_restart(

@@ -21,7 +21,7 @@ from tests.relay.callback_harness import (
 
 from crcr.relay.jobs.dispatch import DispatchRecord, DispatchStatus, UpstreamContext
 from crcr.relay.jobs.job import MAX_JOB_RECORD_BYTES
-from crcr.relay.jobs.lifecycle import JobKey
+from crcr.relay.jobs.lifecycle import job_store_key
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -47,9 +47,7 @@ VERDICT = {
 async def stored_size(relay: Relay, delivery: str, body: dict[str, object]) -> int:
     workflow = body["workflow"]
     assert isinstance(workflow, dict)
-    key = JobKey(
-        delivery, L2_REPO, str(workflow["run_id"]), "1", str(workflow["job_name"])
-    ).as_store_key()
+    key = job_store_key(delivery, L2_REPO, str(workflow["run_id"]), "1", str(workflow["job_name"]))
     job = await relay.store.get_job(key)
     assert job is not None
     return len(orjson.dumps(job.data))
@@ -69,7 +67,7 @@ async def test_unknown_keys_are_not_stored(relay: Relay) -> None:
     size = await stored_size(relay, "d-1", body)
     assert size < 4 * 1024
     assert "padding" not in str(
-        await relay.store.get_job(JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key())
+        await relay.store.get_job(job_store_key("d-1", L2_REPO, "9001", "1", "test"))
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, Relay, callback_body
 
-from crcr.relay.jobs.lifecycle import JobKey, JobState
+from crcr.relay.jobs.lifecycle import JobState, job_store_key
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -89,7 +89,7 @@ async def test_completed_without_in_progress_is_refused_and_nothing_is_written(
     assert response.status_code == 400
     assert "in_progress" in response.json()["detail"]
     assert relay.hud.writes == 0
-    key = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
+    key = job_store_key("d-1", L2_REPO, "9001", "1", "test")
     assert await relay.store.get_job(key) is None
 
 

@@ -16,7 +16,7 @@ from tests.relay import callback_harness as harness
 from tests.relay.callback_harness import L2_REPO, L4_REPO, Relay, callback_body
 
 from crcr.relay.jobs.dispatch import DispatchStatus
-from crcr.relay.jobs.lifecycle import JobKey
+from crcr.relay.jobs.lifecycle import job_store_key
 
 opener, signing_key, issuer, relay = (
     harness.opener,
@@ -30,7 +30,7 @@ NIGHTLY_SHA = "0123456789abcdef0123456789abcdef01234567"
 
 async def assert_nothing_written(relay: Relay, delivery_id: str = "d-1") -> None:
     assert relay.hud.writes == 0
-    key = JobKey(delivery_id, L2_REPO, "9001", "1", "test").as_store_key()
+    key = job_store_key(delivery_id, L2_REPO, "9001", "1", "test")
     assert await relay.store.get_job(key) is None
 
 

@@ -28,7 +28,7 @@ from tests.relay.checks_harness import (
     run_url,
 )
 
-from crcr.relay.jobs.lifecycle import JobKey
+from crcr.relay.jobs.lifecycle import job_store_key
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -257,7 +257,7 @@ async def test_a_zombie_gets_a_timed_out_check_run_and_the_late_truth_wins(
 ) -> None:
     delivery = await world.pull_request("opened")
     await world.report(L4_REPO, delivery, "in_progress")
-    key = JobKey(delivery, L4_REPO, str(RUN_ID), "1", "test").as_store_key()
+    key = job_store_key(delivery, L4_REPO, str(RUN_ID), "1", "test")
     await world.runtime.store.track_deadline(key, 0.0)  # overdue now
 
     report = await world.settle()
@@ -291,7 +291,7 @@ async def test_a_completion_whose_relay_died_before_the_hooks_still_completes_it
     with pytest.raises(RelayDied):
         await world.report(L4_REPO, delivery, "completed", "failure")
     world.runtime.callback.on_accepted.remove(die)
-    key = JobKey(delivery, L4_REPO, str(RUN_ID), "1", "test").as_store_key()
+    key = job_store_key(delivery, L4_REPO, str(RUN_ID), "1", "test")
     await world.runtime.store.track_deadline(key, 0.0)  # its grace has run out
 
     report = await world.settle()

@@ -26,7 +26,7 @@ from crcr.relay.allowlist.model import Level
 from crcr.relay.checks.check_runs import check_run_fields, report_from_job
 from crcr.relay.checks.open_checks import RECHECK, watch_key
 from crcr.relay.jobs.job import Job
-from crcr.relay.jobs.lifecycle import JobKey
+from crcr.relay.jobs.lifecycle import job_store_key
 
 opener, signing_key = callback_harness.opener, callback_harness.signing_key
 sandbox_app, world = checks_harness.sandbox_app, checks_harness.world
@@ -179,7 +179,7 @@ async def test_a_check_run_whose_job_record_expired_is_timed_out_by_the_sweeper(
 
 
 async def job_of(world: World, delivery: str) -> Job:
-    key = JobKey(delivery, L4_REPO, str(RUN_ID), "1", "test").as_store_key()
+    key = job_store_key(delivery, L4_REPO, str(RUN_ID), "1", "test")
     job = Job.readable(key, await world.runtime.store.get_job(key))
     assert job is not None
     return job

@@ -30,7 +30,7 @@ from crcr.cli import sweep as sweep_cli
 from crcr.hud.db import create_results_engine
 from crcr.hud.models import JobExecution
 from crcr.relay.jobs.events import JobHook, JobTransitioned
-from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobKey, JobState
+from crcr.relay.jobs.lifecycle import COMPLETION_GRACE, JobState, job_store_key
 from crcr.relay.jobs.queue_handler import HandlerResult, QueueHandler
 from crcr.relay.results.forwarder import HUD_QUEUE, HudForwarder
 from crcr.relay.sweeper.leadership import Leadership
@@ -47,7 +47,7 @@ from crcr.web.retry_policy import EQUAL_JITTER, Backoff
 opener, signing_key, issuer = harness.opener, harness.signing_key, harness.issuer
 relay = harness.relay
 
-JOB = JobKey("d-1", L2_REPO, "9001", "1", "test").as_store_key()
+JOB = job_store_key("d-1", L2_REPO, "9001", "1", "test")
 
 
 async def start_job(relay: Relay) -> None:
@@ -215,7 +215,7 @@ async def test_a_completion_landing_while_the_sweeper_times_the_job_out_keeps_it
 
 async def track_in_progress(relay: Relay, name: str, data: Mapping[str, Any]) -> str:
     """An in-progress job on the deadline list, due a second from now (before `start_job`'s)."""
-    key = JobKey("d-0", L2_REPO, "9000", "1", name).as_store_key()
+    key = job_store_key("d-0", L2_REPO, "9000", "1", name)
     new = JobRecord(str(JobState.IN_PROGRESS), {"in_progress_at": relay.clock(), **data})
     await relay.store.transition_job(key, allowed_from={None}, new=new, ttl=3600)
     await relay.store.track_deadline(key, relay.clock() + 1)

@@ -44,7 +44,7 @@ OPEN_CHECKS = "open-check-run"
 """Cache namespace: `<head SHA>\\x1f<check name>` → the in-progress check run (`OpenCheck`)."""
 WATCH_PREFIX = "check-watch\x1f"
 """Deadline-list keys of watches: `<prefix><head SHA>\\x1f<check name>`. Job keys are
-%-escaped (`jobs.lifecycle.JobKey`), so none starts with a control character."""
+%-escaped (`jobs.lifecycle.job_store_key`), so none starts with a control character."""
 WATCH_SLACK = 15.0
 """Seconds a watch waits beyond a job's zombie deadline: one sweep, so that the zombie
 pass times the job out (and concludes its check run) before the watch looks."""

@@ -85,26 +85,9 @@ are queued once per transition.
 """
 
 
-@dataclass(frozen=True)
-class JobKey:
-    """Identity of one job execution; a new `run_attempt` is a new job."""
-
-    delivery_id: str
-    repo: str
-    run_id: str
-    run_attempt: str
-    job_name: str
-
-    def as_store_key(self) -> str:
-        """One unambiguous string (each part %-escaped, `:`-joined) for the store."""
-        return job_store_key(
-            self.delivery_id, self.repo, self.run_id, self.run_attempt, self.job_name
-        )
-
-
 def job_store_key(delivery_id: str, repo: str, run_id: str, run_attempt: str, job_name: str) -> str:
-    """`JobKey(...).as_store_key()` without the `JobKey` (the callback's path builds one
-    key per callback and needs nothing else of it)."""
+    """The store key of one job execution (a new `run_attempt` is a new job): each part
+    %-escaped, `:`-joined, so that no two jobs share one, the repository lower-cased."""
     parts = (delivery_id, repo.lower(), run_id, run_attempt, job_name)
     return ":".join([part if _UNESCAPED.fullmatch(part) else _escaped(part) for part in parts])
 
